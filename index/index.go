@@ -1,0 +1,134 @@
+// Package index implements a segment's inverted indexes: roaring bitmaps
+// from (field, value) to the rows holding that value, and from the tokens of
+// text fields to the rows containing them. The engine builds one Index per
+// segment when it writes the segment and stores it beside the columns; a
+// query consults it before decompressing anything.
+//
+// # Layout (format version 1)
+//
+// An index is a directory (stored by the engine as the segment section
+// "index") plus units it points to, written through the segment's unit
+// writer and each checksummed on its own:
+//
+//	directory:
+//	  version u8
+//	  nfields uvarint, then per field:
+//	    path (uvarint len + bytes) | kind u8 | nterms uvarint
+//	    terms unit: off uvarint, len uvarint
+//	    npostingUnits uvarint, then per unit: off uvarint, len uvarint
+//	    longRows: unit index uvarint (0 = none, else index+1), off, len
+//
+//	terms unit (terms in ascending order), per term:
+//	  term  (kindInt: zigzag uvarint delta from the previous term;
+//	         kindString/kindToken: uvarint len + bytes; kindBool: u8)
+//	  posting unit index uvarint | offset in unit uvarint |
+//	  length uvarint | cardinality uvarint
+//
+//	posting unit: serialized roaring bitmaps (portable format) back to back
+//
+// Row numbers are segment-wide (uint32). Cardinalities live in the terms
+// unit so that a count over an indexed value needs no posting reads.
+//
+// # Tokens
+//
+// A token is a maximal run of ASCII letters, digits, '_' and bytes >= 0x80
+// (so UTF-8 text stays whole). The term dictionary holds every token, so a
+// substring search can be answered exactly: a needle made only of token
+// characters occurs in a row iff it occurs inside one of the row's tokens.
+// Tokens longer than MaxTokenLen are not indexed; the rows holding any are
+// kept in a "long rows" bitmap that every text lookup includes.
+package index
+
+import (
+	"errors"
+	"fmt"
+)
+
+// These constants are part of the on-disk format and must not change.
+const (
+	FormatV1     = 1
+	FormatLatest = FormatV1
+
+	kindInt    Kind = 1
+	kindString Kind = 2
+	kindBool   Kind = 3
+	kindToken  Kind = 4
+)
+
+// Kind is what a field's terms are. Persisted.
+type Kind uint8
+
+// Exported kinds.
+const (
+	KindInt    = kindInt
+	KindString = kindString
+	KindBool   = kindBool
+	KindToken  = kindToken
+)
+
+func (k Kind) String() string {
+	switch k {
+	case kindInt:
+		return "int"
+	case kindString:
+		return "string"
+	case kindBool:
+		return "bool"
+	case kindToken:
+		return "token"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// MaxTokenLen is the longest token indexed.
+const MaxTokenLen = 64
+
+// Limits checked when decoding.
+const (
+	maxFields      = 1 << 14
+	maxTerms       = 1 << 26
+	maxPostingUnit = 1 << 30
+	maxPathLen     = 1 << 14
+)
+
+// ErrCorrupt is matched by errors from decoding a damaged index.
+var ErrCorrupt = errors.New("index: corrupt")
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// UnitWriter stores a unit and returns where it went.
+type UnitWriter interface {
+	WriteUnit(payload []byte) (off, length int64, err error)
+}
+
+// UnitReader reads back, checksum-verified, a unit written by UnitWriter.
+type UnitReader interface {
+	ReadUnit(off, length int64) ([]byte, error)
+}
+
+// IsTokenByte reports whether c belongs to tokens.
+func IsTokenByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
+}
+
+// Tokenize calls fn for each token of s, in order (duplicates included).
+func Tokenize(s string, fn func(tok string)) {
+	start := -1
+	for i := 0; i < len(s); i++ {
+		if IsTokenByte(s[i]) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			fn(s[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		fn(s[start:])
+	}
+}

@@ -1,0 +1,268 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/sediment/sediment/internal/vec"
+)
+
+// memUnits is a unit store with checksums, like a segment's.
+type memUnits struct{ data []byte }
+
+func (m *memUnits) WriteUnit(p []byte) (int64, int64, error) {
+	off := int64(len(m.data))
+	m.data = append(m.data, p...)
+	m.data = binary.LittleEndian.AppendUint32(m.data, crc32.ChecksumIEEE(p))
+	return off, int64(len(p) + 4), nil
+}
+
+func (m *memUnits) ReadUnit(off, ln int64) ([]byte, error) {
+	if off < 0 || ln < 4 || off+ln > int64(len(m.data)) {
+		return nil, errors.New("out of range")
+	}
+	p := m.data[off : off+ln-4]
+	if crc32.ChecksumIEEE(p) != binary.LittleEndian.Uint32(m.data[off+ln-4:]) {
+		return nil, errors.New("crc")
+	}
+	return p, nil
+}
+
+func strVec(vals []string, nullEvery int) *vec.Vector {
+	v := &vec.Vector{Type: vec.String, Len: len(vals), Strs: vals}
+	if nullEvery > 0 {
+		v.Nulls = vec.NewBitset(len(vals))
+		for i := 0; i < len(vals); i += nullEvery {
+			v.Nulls.Set(i)
+		}
+	}
+	return v
+}
+
+func dictVec(vals []string) *vec.Vector {
+	var dict []string
+	idx := map[string]uint32{}
+	codes := make([]uint32, len(vals))
+	for i, s := range vals {
+		c, ok := idx[s]
+		if !ok {
+			c = uint32(len(dict))
+			idx[s] = c
+			dict = append(dict, s)
+		}
+		codes[i] = c
+	}
+	return &vec.Vector{Type: vec.String, Len: len(vals), Codes: codes, Dict: dict}
+}
+
+func rowsOf(bm *roaring.Bitmap) []uint32 {
+	if bm == nil {
+		return nil
+	}
+	return bm.ToArray()
+}
+
+func build(t *testing.T, fn func(b *Builder)) *Index {
+	t.Helper()
+	b := NewBuilder(nil)
+	fn(b)
+	u := &memUnits{}
+	dir, err := b.Write(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func TestValueLookups(t *testing.T) {
+	methods := []string{"GET", "POST", "GET", "DELETE", "GET", "POST"}
+	statuses := []int64{200, 500, 200, 404, 500, 200}
+	ix := build(t, func(b *Builder) {
+		// Two blocks: rows 0..2 plain strings, rows 3..5 dictionary coded.
+		b.AddStrings("metadata.request.method", 0, strVec(methods[:3], 0))
+		b.AddStrings("metadata.request.method", 3, dictVec(methods[3:]))
+		b.AddInts("metadata.response.status_code", 0, &vec.Vector{Type: vec.Int64, Len: 6, Ints: statuses})
+		b.AddBools("metadata.cached", 0, &vec.Vector{Type: vec.Bool, Len: 3, Bools: []bool{true, false, true}})
+	})
+	if bm, ok, err := ix.LookupString("metadata.request.method", "GET"); !ok || err != nil || !slices.Equal(rowsOf(bm), []uint32{0, 2, 4}) {
+		t.Fatalf("GET: %v %v %v", rowsOf(bm), ok, err)
+	}
+	if bm, ok, _ := ix.LookupString("metadata.request.method", "PUT"); !ok || !bm.IsEmpty() {
+		t.Fatalf("PUT should be indexed and empty")
+	}
+	if bm, ok, _ := ix.LookupInt("metadata.response.status_code", 500); !ok || !slices.Equal(rowsOf(bm), []uint32{1, 4}) {
+		t.Fatalf("500: %v", rowsOf(bm))
+	}
+	if _, ok, _ := ix.LookupInt("metadata.other", 1); ok {
+		t.Fatal("unindexed field reported as indexed")
+	}
+	// Counting from term cardinalities without reading postings.
+	_, n, ok, err := ix.Match("metadata.response.status_code", KindInt, func(v any) bool { return v.(int64) >= 400 }, false)
+	if !ok || err != nil || n != 3 {
+		t.Fatalf(">=400 count %d %v %v", n, ok, err)
+	}
+	bm, _, _, _ := ix.Match("metadata.cached", KindBool, func(v any) bool { return v.(bool) }, true)
+	if !slices.Equal(rowsOf(bm), []uint32{0, 2}) {
+		t.Fatalf("cached: %v", rowsOf(bm))
+	}
+}
+
+func TestHighCardinalityValueFieldDropped(t *testing.T) {
+	vals := make([]string, 20000)
+	for i := range vals {
+		vals[i] = fmt.Sprintf("v%d", i)
+	}
+	ix := build(t, func(b *Builder) { b.AddStrings("id", 0, strVec(vals, 0)) })
+	if ix.Has("id", KindString) {
+		t.Fatal("a field with 20000 distinct values should not be indexed")
+	}
+}
+
+// TestTextCandidatesExact checks the token index against a brute-force
+// substring search over random messages, for needles that are whole tokens,
+// parts of tokens, several tokens, case-folded, and absent.
+func TestTextCandidatesExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"error", "timeout", "connection", "refused", "GET", "POST", "rest", "v1", "users",
+		"duplicate", "key", "ECONNREFUSED", "200", "500", "démarrage", "8a1b2c3d4e5f6a7b"}
+	msgs := make([]string, 3000)
+	for i := range msgs {
+		var sb strings.Builder
+		for j := 0; j < 3+rng.IntN(6); j++ {
+			if j > 0 {
+				sb.WriteString([]string{" ", " | ", "/", ": ", "-"}[rng.IntN(5)])
+			}
+			w := words[rng.IntN(len(words))]
+			if rng.IntN(10) == 0 {
+				w += fmt.Sprint(rng.IntN(100))
+			}
+			sb.WriteString(w)
+		}
+		if i == 1234 {
+			sb.WriteString(" " + strings.Repeat("z", MaxTokenLen+5))
+		}
+		msgs[i] = sb.String()
+	}
+	ix := build(t, func(b *Builder) {
+		b.AddText("event_message", 0, strVec(msgs[:1500], 0))
+		b.AddText("event_message", 1500, dictVec(msgs[1500:]))
+	})
+	for _, tc := range []struct {
+		needle string
+		fold   bool
+	}{
+		{"error", false}, {"rror", false}, {"erro", false}, {"timeout", false},
+		{"connection refused", false}, {"tion ref", false}, {"rest/v1", false},
+		{"GET | 200", false}, {"ECONNREFUSED", false}, {"econnrefused", true},
+		{"Error", true}, {"users12", false}, {"notthere", false}, {"démarrage", false},
+		{"8a1b2c", false}, {"zzzz", false},
+	} {
+		var want []uint32
+		for i, m := range msgs {
+			hay, nd := m, tc.needle
+			if tc.fold {
+				hay, nd = strings.ToLower(hay), strings.ToLower(nd)
+			}
+			if strings.Contains(hay, nd) {
+				want = append(want, uint32(i))
+			}
+		}
+		bm, exact, ok, err := ix.TextCandidates("event_message", tc.needle, tc.fold)
+		if err != nil || !ok {
+			t.Fatalf("%q: ok=%v err=%v", tc.needle, ok, err)
+		}
+		got := rowsOf(bm)
+		// Candidates must be a superset; exact ones must be equal.
+		for _, w := range want {
+			if _, found := slices.BinarySearch(got, w); !found {
+				t.Fatalf("%q: row %d (%q) missing from candidates", tc.needle, w, msgs[w])
+			}
+		}
+		if exact && !slices.Equal(got, want) {
+			t.Fatalf("%q: exact candidates %d rows, want %d", tc.needle, len(got), len(want))
+		}
+	}
+	// The long-token row makes single-token lookups inexact but still finds it.
+	bm, exact, ok, _ := ix.TextCandidates("event_message", "zzzz", false)
+	if !ok || exact || !bm.Contains(1234) {
+		t.Fatalf("long token: exact=%v ok=%v", exact, ok)
+	}
+	if _, _, ok, _ := ix.TextCandidates("event_message", " | ", false); ok {
+		t.Fatal("a needle without tokens cannot use the index")
+	}
+}
+
+func TestCorruptDirectory(t *testing.T) {
+	b := NewBuilder(nil)
+	b.AddInts("a", 0, &vec.Vector{Type: vec.Int64, Len: 3, Ints: []int64{1, 2, 3}})
+	b.AddText("m", 0, strVec([]string{"x y", "y z", "z"}, 0))
+	u := &memUnits{}
+	dir, err := b.Write(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(dir); i++ {
+		for _, delta := range []byte{1, 0x80, 0xff} {
+			bad := slices.Clone(dir)
+			bad[i] += delta
+			ix, err := Open(bad, u)
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("byte %d: error %v not ErrCorrupt", i, err)
+				}
+				continue
+			}
+			// A directory that still parses must not panic on lookups.
+			ix.LookupInt("a", 2)
+			ix.TextCandidates("m", "y", false)
+		}
+	}
+	for _, n := range []int{0, 1, len(dir) - 1} {
+		if _, err := Open(dir[:n], u); err == nil {
+			t.Fatalf("truncated directory of %d bytes accepted", n)
+		}
+	}
+}
+
+func FuzzOpenIndex(f *testing.F) {
+	b := NewBuilder(nil)
+	b.AddInts("a", 0, &vec.Vector{Type: vec.Int64, Len: 3, Ints: []int64{1, 2, 3}})
+	b.AddStrings("s", 0, strVec([]string{"p", "q", "p"}, 0))
+	b.AddText("m", 0, strVec([]string{"x y", "y z", "z"}, 0))
+	u := &memUnits{}
+	dir, _ := b.Write(u)
+	f.Add(dir, u.data)
+	f.Fuzz(func(t *testing.T, dir, units []byte) {
+		ix, err := Open(dir, &rawUnits{units})
+		if err != nil {
+			return
+		}
+		for _, fi := range ix.Fields() {
+			ix.Match(fi.Path, fi.Kind, func(any) bool { return true }, true)
+			ix.TextCandidates(fi.Path, "y", false)
+		}
+	})
+}
+
+// rawUnits serves units without checksums, so the fuzzer reaches the
+// decoders.
+type rawUnits struct{ data []byte }
+
+func (r *rawUnits) ReadUnit(off, ln int64) ([]byte, error) {
+	if off < 0 || ln < 0 || off > int64(len(r.data)) || ln > int64(len(r.data))-off {
+		return nil, errors.New("out of range")
+	}
+	return r.data[off : off+ln], nil
+}

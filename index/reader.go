@@ -1,0 +1,511 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Index is an opened index directory. Terms are loaded per field on first
+// use and kept; postings are read per lookup. Safe for concurrent use.
+type Index struct {
+	r      UnitReader
+	fields map[fieldKey]*field
+	list   []FieldInfo
+}
+
+// FieldInfo describes one indexed field.
+type FieldInfo struct {
+	Path  string
+	Kind  Kind
+	Terms int
+}
+
+type unitRef struct{ off, len int64 }
+
+type field struct {
+	FieldInfo
+	termsUnit unitRef
+	units     []unitRef
+	longUnit  int // 0 none, else posting unit index + 1
+	longOff   int
+	longLen   int
+
+	once    sync.Once
+	terms   *terms
+	termErr error
+}
+
+type terms struct {
+	ints  []int64
+	strs  []string
+	bools []bool
+	unit  []uint32
+	off   []uint32
+	ln    []uint32
+	card  []uint32
+}
+
+// Open parses a directory; r reads the units it points to.
+func Open(dir []byte, r UnitReader) (*Index, error) {
+	ix := &Index{r: r, fields: map[fieldKey]*field{}}
+	if len(dir) < 1 {
+		return nil, corrupt("empty directory")
+	}
+	if dir[0] != FormatLatest {
+		return nil, corrupt("unsupported index version %d", dir[0])
+	}
+	d := dir[1:]
+	var err error
+	next := func() uint64 {
+		if err != nil {
+			return 0
+		}
+		x, n := binary.Uvarint(d)
+		if n <= 0 {
+			err = corrupt("truncated directory")
+			return 0
+		}
+		d = d[n:]
+		return x
+	}
+	nf := next()
+	if nf > maxFields {
+		return nil, corrupt("too many fields %d", nf)
+	}
+	for i := uint64(0); i < nf && err == nil; i++ {
+		pl := next()
+		if err != nil || pl > maxPathLen || pl > uint64(len(d)) {
+			return nil, corrupt("bad field path length")
+		}
+		f := &field{}
+		f.Path = string(d[:pl])
+		d = d[pl:]
+		if len(d) < 1 {
+			return nil, corrupt("truncated directory")
+		}
+		f.Kind = Kind(d[0])
+		d = d[1:]
+		if f.Kind < kindInt || f.Kind > kindToken {
+			return nil, corrupt("field %q: unknown kind %d", f.Path, f.Kind)
+		}
+		nt := next()
+		if nt > maxTerms {
+			return nil, corrupt("field %q: %d terms", f.Path, nt)
+		}
+		f.Terms = int(nt)
+		f.termsUnit = unitRef{int64(min(next(), 1<<62)), int64(min(next(), 1<<62))}
+		nu := next()
+		if nu > uint64(len(d)) {
+			return nil, corrupt("field %q: %d posting units", f.Path, nu)
+		}
+		f.units = make([]unitRef, nu)
+		for j := range f.units {
+			f.units[j] = unitRef{int64(min(next(), 1<<62)), int64(min(next(), 1<<62))}
+		}
+		lu := next()
+		if lu > nu {
+			return nil, corrupt("field %q: long rows unit %d of %d", f.Path, lu, nu)
+		}
+		f.longUnit = int(lu)
+		f.longOff = int(min(next(), maxPostingUnit))
+		f.longLen = int(min(next(), maxPostingUnit))
+		ix.fields[fieldKey{f.Path, f.Kind}] = f
+		ix.list = append(ix.list, f.FieldInfo)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(d) != 0 {
+		return nil, corrupt("%d trailing directory bytes", len(d))
+	}
+	return ix, nil
+}
+
+// Fields lists the indexed fields.
+func (ix *Index) Fields() []FieldInfo { return ix.list }
+
+// Has reports whether path is indexed with kind.
+func (ix *Index) Has(path string, kind Kind) bool {
+	_, ok := ix.fields[fieldKey{path, kind}]
+	return ok
+}
+
+func (ix *Index) loadTerms(f *field) (*terms, error) {
+	f.once.Do(func() {
+		body, err := ix.r.ReadUnit(f.termsUnit.off, f.termsUnit.len)
+		if err != nil {
+			f.termErr = err
+			return
+		}
+		f.terms, f.termErr = decodeTerms(body, f)
+	})
+	return f.terms, f.termErr
+}
+
+func decodeTerms(b []byte, f *field) (*terms, error) {
+	n := f.Terms
+	if n > len(b) { // every term takes at least one byte
+		return nil, corrupt("field %q: %d terms in %d bytes", f.Path, n, len(b))
+	}
+	t := &terms{unit: make([]uint32, n), off: make([]uint32, n), ln: make([]uint32, n), card: make([]uint32, n)}
+	var err error
+	next := func() uint64 {
+		if err != nil {
+			return 0
+		}
+		x, k := binary.Uvarint(b)
+		if k <= 0 {
+			err = corrupt("field %q: truncated terms", f.Path)
+			return 0
+		}
+		b = b[k:]
+		return x
+	}
+	switch f.Kind {
+	case kindInt:
+		t.ints = make([]int64, n)
+	case kindString, kindToken:
+		t.strs = make([]string, n)
+	case kindBool:
+		t.bools = make([]bool, n)
+	}
+	prev := int64(0)
+	for i := 0; i < n && err == nil; i++ {
+		switch f.Kind {
+		case kindInt:
+			prev += unzigzag(next())
+			t.ints[i] = prev
+			if i > 0 && t.ints[i] <= t.ints[i-1] {
+				return nil, corrupt("field %q: terms not sorted", f.Path)
+			}
+		case kindString, kindToken:
+			l := next()
+			if err == nil && l > uint64(len(b)) {
+				return nil, corrupt("field %q: term length %d", f.Path, l)
+			}
+			if err == nil {
+				t.strs[i] = string(b[:l])
+				b = b[l:]
+				if i > 0 && t.strs[i] <= t.strs[i-1] {
+					return nil, corrupt("field %q: terms not sorted", f.Path)
+				}
+			}
+		case kindBool:
+			if len(b) < 1 {
+				return nil, corrupt("field %q: truncated terms", f.Path)
+			}
+			t.bools[i] = b[0] != 0
+			b = b[1:]
+		}
+		u := next()
+		if err == nil && u >= uint64(len(f.units)) {
+			return nil, corrupt("field %q: posting unit %d of %d", f.Path, u, len(f.units))
+		}
+		t.unit[i] = uint32(u)
+		t.off[i] = uint32(min(next(), maxPostingUnit))
+		t.ln[i] = uint32(min(next(), maxPostingUnit))
+		t.card[i] = uint32(min(next(), 1<<32-1))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != 0 {
+		return nil, corrupt("field %q: %d trailing term bytes", f.Path, len(b))
+	}
+	return t, nil
+}
+
+// postingReader reads bitmaps, caching posting units for one lookup.
+type postingReader struct {
+	ix    *Index
+	f     *field
+	units map[int][]byte
+}
+
+func (p *postingReader) bitmap(unit, off, ln int) (*roaring.Bitmap, error) {
+	if p.units == nil {
+		p.units = map[int][]byte{}
+	}
+	body, ok := p.units[unit]
+	if !ok {
+		u := p.f.units[unit]
+		var err error
+		body, err = p.ix.r.ReadUnit(u.off, u.len)
+		if err != nil {
+			return nil, err
+		}
+		p.units[unit] = body
+	}
+	if off > len(body) || ln > len(body)-off {
+		return nil, corrupt("field %q: posting [%d,+%d) outside unit of %d", p.f.Path, off, ln, len(body))
+	}
+	return decodeBitmap(body[off : off+ln])
+}
+
+// decodeBitmap deserializes a roaring bitmap. The roaring decoder trusts
+// its input and may panic on malformed bytes; units are checksummed, so
+// this only guards against bugs and hostile files.
+func decodeBitmap(b []byte) (bm *roaring.Bitmap, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			bm, err = nil, corrupt("bad bitmap: %v", r)
+		}
+	}()
+	bm = roaring.New()
+	if err := bm.UnmarshalBinary(b); err != nil {
+		return nil, corrupt("bad bitmap: %v", err)
+	}
+	return bm, nil
+}
+
+func (ix *Index) lookup(path string, kind Kind) (*field, *terms, error) {
+	f := ix.fields[fieldKey{path, kind}]
+	if f == nil {
+		return nil, nil, nil
+	}
+	t, err := ix.loadTerms(f)
+	return f, t, err
+}
+
+// union returns the union of the postings of the given term positions.
+func (ix *Index) union(f *field, t *terms, pos []int) (*roaring.Bitmap, error) {
+	pr := &postingReader{ix: ix, f: f}
+	out := roaring.New()
+	for _, i := range pos {
+		bm, err := pr.bitmap(int(t.unit[i]), int(t.off[i]), int(t.ln[i]))
+		if err != nil {
+			return nil, err
+		}
+		out.Or(bm)
+	}
+	return out, nil
+}
+
+// Match selects the terms of a value field that pred accepts (pred gets an
+// int64, a string or a bool, by the field's kind) and returns the union of
+// their rows plus the summed cardinality. ok is false when the field is
+// not indexed. With rows false only the count is computed (no postings
+// are read).
+func (ix *Index) Match(path string, kind Kind, pred func(any) bool, rows bool) (bm *roaring.Bitmap, count uint64, ok bool, err error) {
+	f, t, err := ix.lookup(path, kind)
+	if f == nil || err != nil {
+		return nil, 0, false, err
+	}
+	var pos []int
+	for i := 0; i < f.Terms; i++ {
+		var v any
+		switch kind {
+		case kindInt:
+			v = t.ints[i]
+		case kindString, kindToken:
+			v = t.strs[i]
+		case kindBool:
+			v = t.bools[i]
+		}
+		if pred(v) {
+			pos = append(pos, i)
+			count += uint64(t.card[i])
+		}
+	}
+	if !rows {
+		return nil, count, true, nil
+	}
+	bm, err = ix.union(f, t, pos)
+	return bm, count, true, err
+}
+
+// LookupInt returns the rows whose int field equals v. ok is false when the
+// field is not indexed (then nothing can be concluded).
+func (ix *Index) LookupInt(path string, v int64) (bm *roaring.Bitmap, ok bool, err error) {
+	f, t, err := ix.lookup(path, kindInt)
+	if f == nil || err != nil {
+		return nil, false, err
+	}
+	i, found := slices.BinarySearch(t.ints, v)
+	if !found {
+		return roaring.New(), true, nil
+	}
+	bm, err = ix.union(f, t, []int{i})
+	return bm, true, err
+}
+
+// LookupString returns the rows whose string field equals v.
+func (ix *Index) LookupString(path, v string) (bm *roaring.Bitmap, ok bool, err error) {
+	f, t, err := ix.lookup(path, kindString)
+	if f == nil || err != nil {
+		return nil, false, err
+	}
+	i, found := slices.BinarySearch(t.strs, v)
+	if !found {
+		return roaring.New(), true, nil
+	}
+	bm, err = ix.union(f, t, []int{i})
+	return bm, true, err
+}
+
+// maxTermsPerToken bounds how many dictionary terms one needle token may
+// expand to; past it the token is not selective enough to be worth the
+// postings reads, and the lookup ignores it.
+const maxTermsPerToken = 4096
+
+// TextCandidates returns a superset of the rows of a text field that
+// contain needle as a substring (case-folded with fold). exact is true when
+// the set is exactly those rows (no verification needed). ok is false when
+// the index cannot help: the field is not indexed, or the needle has no
+// selective token.
+func (ix *Index) TextCandidates(path, needle string, fold bool) (bm *roaring.Bitmap, exact, ok bool, err error) {
+	f, t, err := ix.lookup(path, kindToken)
+	if f == nil || err != nil {
+		return nil, false, false, err
+	}
+	type part struct {
+		tok         string
+		left, right bool // touches the needle's start / end
+	}
+	var parts []part
+	pos := 0
+	Tokenize(needle, func(tok string) {
+		i := strings.Index(needle[pos:], tok) + pos
+		parts = append(parts, part{tok: tok, left: i == 0, right: i+len(tok) == len(needle)})
+		pos = i + len(tok)
+	})
+	if len(parts) == 0 {
+		return nil, false, false, nil
+	}
+	if fold {
+		for i := range parts {
+			parts[i].tok = strings.ToLower(parts[i].tok)
+		}
+	}
+	pr := &postingReader{ix: ix, f: f}
+	var result *roaring.Bitmap
+	for _, p := range parts {
+		var match []int
+		tooMany := false
+		if !fold && !p.left && p.right {
+			// Terms starting with the token: a range of the sorted terms.
+			lo, _ := slices.BinarySearch(t.strs, p.tok)
+			for i := lo; i < len(t.strs) && strings.HasPrefix(t.strs[i], p.tok); i++ {
+				match = append(match, i)
+				if len(match) > maxTermsPerToken {
+					tooMany = true
+					break
+				}
+			}
+		} else if !fold && !p.left && !p.right {
+			if i, found := slices.BinarySearch(t.strs, p.tok); found {
+				match = append(match, i)
+			}
+		} else {
+			for i, s := range t.strs {
+				if fold {
+					s = strings.ToLower(s)
+				}
+				var hit bool
+				switch {
+				case p.left && p.right:
+					hit = strings.Contains(s, p.tok)
+				case p.left:
+					hit = strings.HasSuffix(s, p.tok)
+				case p.right:
+					hit = strings.HasPrefix(s, p.tok)
+				default:
+					hit = s == p.tok
+				}
+				if hit {
+					match = append(match, i)
+					if len(match) > maxTermsPerToken {
+						tooMany = true
+						break
+					}
+				}
+			}
+		}
+		if tooMany {
+			continue
+		}
+		cand := roaring.New()
+		for _, i := range match {
+			b, err := pr.bitmap(int(t.unit[i]), int(t.off[i]), int(t.ln[i]))
+			if err != nil {
+				return nil, false, false, err
+			}
+			cand.Or(b)
+		}
+		if f.longUnit > 0 {
+			b, err := pr.bitmap(f.longUnit-1, f.longOff, f.longLen)
+			if err != nil {
+				return nil, false, false, err
+			}
+			cand.Or(b)
+		}
+		if result == nil {
+			result = cand
+		} else {
+			result.And(cand)
+		}
+	}
+	if result == nil {
+		return nil, false, false, nil
+	}
+	onlyTokenChars := len(parts) == 1 && parts[0].left && parts[0].right
+	exact = onlyTokenChars && f.longUnit == 0
+	return result, exact, true, nil
+}
+
+// String describes the index for debugging.
+func (ix *Index) String() string {
+	var sb strings.Builder
+	for _, f := range ix.list {
+		fmt.Fprintf(&sb, "%s(%s):%d ", f.Path, f.Kind, f.Terms)
+	}
+	return sb.String()
+}
+
+// ForEachTerm calls fn with each term of a field (int64, string or bool by
+// kind) and its rows, in term order. Used by consistency checks.
+func (ix *Index) ForEachTerm(path string, kind Kind, fn func(term any, rows *roaring.Bitmap) error) error {
+	f, t, err := ix.lookup(path, kind)
+	if f == nil || err != nil {
+		return err
+	}
+	pr := &postingReader{ix: ix, f: f}
+	for i := 0; i < f.Terms; i++ {
+		bm, err := pr.bitmap(int(t.unit[i]), int(t.off[i]), int(t.ln[i]))
+		if err != nil {
+			return err
+		}
+		if bm.GetCardinality() != uint64(t.card[i]) {
+			return corrupt("field %q term %d: %d rows, directory says %d", path, i, bm.GetCardinality(), t.card[i])
+		}
+		var term any
+		switch kind {
+		case kindInt:
+			term = t.ints[i]
+		case kindString, kindToken:
+			term = t.strs[i]
+		case kindBool:
+			term = t.bools[i]
+		}
+		if err := fn(term, bm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LongRows returns the rows of a token field holding tokens too long to
+// index (nil if none).
+func (ix *Index) LongRows(path string) (*roaring.Bitmap, error) {
+	f := ix.fields[fieldKey{path, kindToken}]
+	if f == nil || f.longUnit == 0 {
+		return nil, nil
+	}
+	pr := &postingReader{ix: ix, f: f}
+	return pr.bitmap(f.longUnit-1, f.longOff, f.longLen)
+}

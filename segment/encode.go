@@ -1,0 +1,488 @@
+package segment
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/sediment/sediment/internal/vec"
+)
+
+// ColumnData is one column's values for one block, dense: one slot per row
+// of the block, NULL rows marked in Nulls (nil = none) with zero values in
+// their slots. The payload slice used depends on the column type:
+//
+//	TypeBool                  Bools
+//	TypeInt64, TypeTimestamp  Ints
+//	TypeFloat64               Floats
+//	TypeString, TypeArray     Strs (array values: opaque encoded bytes)
+//	TypeObject                none: presence is the complement of Nulls
+type ColumnData struct {
+	Nulls  vec.Bitset
+	Bools  []bool
+	Ints   []int64
+	Floats []float64
+	Strs   []string
+}
+
+func (c *ColumnData) present(i int) bool { return c.Nulls == nil || !c.Nulls.Get(i) }
+
+// chunkPlan is the encoding chosen for one chunk and what it needs.
+type chunkPlan struct {
+	enc      Encoding
+	width    uint8    // dictionary code width in bytes
+	dictStrs []string // sorted dictionary (strings)
+	dictInts []int64  // sorted dictionary (ints)
+	codes    []uint32 // per row code (dense; NULL rows 0)
+	present  int
+	stats    chunkStats
+}
+
+type chunkStats struct {
+	flags      uint8 // statNum | statMinStr | statMaxStr
+	minI, maxI int64
+	minF, maxF float64
+	minS, maxS string
+}
+
+const (
+	statNum    = 1 << 0
+	statMinStr = 1 << 1
+	statMaxStr = 1 << 2
+)
+
+// maxDictEntries is the largest dictionary a chunk gets; past it, values are
+// written plainly.
+const maxDictEntries = 1 << 16
+
+// planChunk picks an encoding for a column's values in one block.
+func planChunk(t ColType, d *ColumnData, rows int) *chunkPlan {
+	p := &chunkPlan{}
+	for i := 0; i < rows; i++ {
+		if d.present(i) {
+			p.present++
+		}
+	}
+	switch t {
+	case TypeObject:
+		p.enc = encNone
+	case TypeBool:
+		p.enc = encBits
+		p.numStats(rows, d, func(i int) int64 {
+			if d.Bools[i] {
+				return 1
+			}
+			return 0
+		})
+	case TypeFloat64:
+		p.enc = encPlain64
+		first := true
+		for i := 0; i < rows; i++ {
+			if !d.present(i) {
+				continue
+			}
+			f := d.Floats[i]
+			if math.IsNaN(f) {
+				continue
+			}
+			if first || f < p.stats.minF {
+				p.stats.minF = f
+			}
+			if first || f > p.stats.maxF {
+				p.stats.maxF = f
+			}
+			first = false
+		}
+		if !first {
+			p.stats.flags |= statNum
+		}
+	case TypeInt64, TypeTimestamp:
+		p.numStats(rows, d, func(i int) int64 { return d.Ints[i] })
+		p.planInts(t, d, rows)
+	case TypeString:
+		p.strStats(rows, d)
+		p.planStrings(d, rows)
+	case TypeArray:
+		p.enc = encBytes
+	}
+	return p
+}
+
+func (p *chunkPlan) numStats(rows int, d *ColumnData, val func(int) int64) {
+	first := true
+	for i := 0; i < rows; i++ {
+		if !d.present(i) {
+			continue
+		}
+		x := val(i)
+		if first || x < p.stats.minI {
+			p.stats.minI = x
+		}
+		if first || x > p.stats.maxI {
+			p.stats.maxI = x
+		}
+		first = false
+	}
+	if !first {
+		p.stats.flags |= statNum
+	}
+}
+
+func (p *chunkPlan) strStats(rows int, d *ColumnData) {
+	first := true
+	var minS, maxS string
+	for i := 0; i < rows; i++ {
+		if !d.present(i) {
+			continue
+		}
+		s := d.Strs[i]
+		if first || s < minS {
+			minS = s
+		}
+		if first || s > maxS {
+			maxS = s
+		}
+		first = false
+	}
+	if first {
+		return
+	}
+	// A truncated minimum is still a lower bound; a truncated maximum is
+	// not an upper bound, so a long maximum is simply not kept.
+	if len(minS) > maxStatLen {
+		minS = minS[:maxStatLen]
+	}
+	p.stats.minS = strings.Clone(minS)
+	p.stats.flags |= statMinStr
+	if len(maxS) <= maxStatLen {
+		p.stats.maxS = strings.Clone(maxS)
+		p.stats.flags |= statMaxStr
+	}
+}
+
+func codeWidth(n int) uint8 {
+	switch {
+	case n <= 1<<8:
+		return 1
+	case n <= 1<<16:
+		return 2
+	}
+	return 4
+}
+
+func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
+	// Delta for timestamps (sorted) and for anything whose deltas are
+	// small; a dictionary when few distinct values recur; else plain.
+	var deltaBytes int
+	prev := int64(0)
+	var seen map[int64]uint32
+	distinctOK := true
+	for i := 0; i < rows; i++ {
+		if !d.present(i) {
+			continue
+		}
+		x := d.Ints[i]
+		deltaBytes += uvarintLen(zigzag(x - prev))
+		prev = x
+		if distinctOK && t == TypeInt64 {
+			if seen == nil {
+				seen = make(map[int64]uint32)
+			}
+			if _, ok := seen[x]; !ok {
+				if len(seen) >= maxDictEntries {
+					distinctOK = false
+					seen = nil
+				} else {
+					seen[x] = 0
+				}
+			}
+		}
+	}
+	plainBytes := 8 * p.present
+	best, bestBytes := encPlain64, plainBytes
+	if deltaBytes < bestBytes {
+		best, bestBytes = encDelta, deltaBytes
+	}
+	if distinctOK && seen != nil && p.present > 0 {
+		w := codeWidth(len(seen))
+		dictBytes := int(w)*p.present + 3*len(seen)
+		// Dictionaries also make per-block value lookups cheap, so they win
+		// ties and small losses.
+		if dictBytes <= bestBytes+bestBytes/4 && len(seen) <= p.present/2+1 {
+			dict := make([]int64, 0, len(seen))
+			for v := range seen {
+				dict = append(dict, v)
+			}
+			slices.Sort(dict)
+			for i, v := range dict {
+				seen[v] = uint32(i)
+			}
+			p.enc, p.width, p.dictInts = encDict, w, dict
+			p.codes = make([]uint32, rows)
+			for i := 0; i < rows; i++ {
+				if d.present(i) {
+					p.codes[i] = seen[d.Ints[i]]
+				}
+			}
+			return
+		}
+	}
+	p.enc = best
+}
+
+func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
+	seen := make(map[string]uint32)
+	total, counted := 0, 0
+	allUUID := p.present > 0
+	for i := 0; i < rows; i++ {
+		if !d.present(i) {
+			continue
+		}
+		s := d.Strs[i]
+		total += len(s) + uvarintLen(uint64(len(s)))
+		counted++
+		if allUUID && !isCanonicalUUID(s) {
+			allUUID = false
+		}
+		if seen == nil {
+			continue
+		}
+		if _, ok := seen[s]; !ok {
+			seen[s] = 0
+			// Give up on a dictionary once it is clearly not paying: too
+			// many entries, or nearly every value distinct so far.
+			if len(seen) > maxDictEntries || (counted >= 4096 && len(seen) > counted*7/8) {
+				seen = nil
+			}
+		}
+	}
+	if seen != nil && p.present > 0 {
+		dictBytes := 0
+		for s := range seen {
+			dictBytes += len(s) + 1
+		}
+		w := codeWidth(len(seen))
+		cost := dictBytes + int(w)*p.present
+		if cost < total*3/4 && len(seen) <= p.present/2+1 {
+			dict := make([]string, 0, len(seen))
+			for s := range seen {
+				dict = append(dict, s)
+			}
+			slices.Sort(dict)
+			for i, s := range dict {
+				seen[s] = uint32(i)
+			}
+			p.enc, p.width, p.dictStrs = encDict, w, dict
+			p.codes = make([]uint32, rows)
+			for i := 0; i < rows; i++ {
+				if d.present(i) {
+					p.codes[i] = seen[d.Strs[i]]
+				}
+			}
+			return
+		}
+	}
+	if allUUID {
+		p.enc = encUUID
+		return
+	}
+	p.enc = encBytes
+}
+
+// rowCost estimates the encoded bytes of row i, to cut pages.
+func (p *chunkPlan) rowCost(d *ColumnData, i int) int {
+	if !d.present(i) {
+		return 0
+	}
+	switch p.enc {
+	case encPlain64:
+		return 8
+	case encDelta:
+		return 2
+	case encDict:
+		return int(p.width)
+	case encBytes:
+		return len(d.Strs[i]) + 1
+	case encUUID:
+		return 16
+	}
+	return 0
+}
+
+// appendPage encodes rows [from, to) of the chunk as a page body.
+func (p *chunkPlan) appendPage(dst []byte, t ColType, d *ColumnData, from, to int) []byte {
+	n := to - from
+	present := 0
+	for i := from; i < to; i++ {
+		if d.present(i) {
+			present++
+		}
+	}
+	if present == n {
+		dst = append(dst, validAll)
+	} else {
+		dst = append(dst, validBitmap)
+		start := len(dst)
+		dst = append(dst, make([]byte, (n+7)/8)...)
+		for i := from; i < to; i++ {
+			if d.present(i) {
+				r := i - from
+				dst[start+r/8] |= 1 << (r % 8)
+			}
+		}
+	}
+	switch p.enc {
+	case encNone:
+	case encBits:
+		start := len(dst)
+		dst = append(dst, make([]byte, (present+7)/8)...)
+		k := 0
+		for i := from; i < to; i++ {
+			if d.present(i) {
+				if d.Bools[i] {
+					dst[start+k/8] |= 1 << (k % 8)
+				}
+				k++
+			}
+		}
+	case encPlain64:
+		for i := from; i < to; i++ {
+			if d.present(i) {
+				if t == TypeFloat64 {
+					dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(d.Floats[i]))
+				} else {
+					dst = binary.LittleEndian.AppendUint64(dst, uint64(d.Ints[i]))
+				}
+			}
+		}
+	case encDelta:
+		prev := int64(0)
+		for i := from; i < to; i++ {
+			if d.present(i) {
+				dst = binary.AppendUvarint(dst, zigzag(d.Ints[i]-prev))
+				prev = d.Ints[i]
+			}
+		}
+	case encDict:
+		for i := from; i < to; i++ {
+			if !d.present(i) {
+				continue
+			}
+			c := p.codes[i]
+			switch p.width {
+			case 1:
+				dst = append(dst, byte(c))
+			case 2:
+				dst = binary.LittleEndian.AppendUint16(dst, uint16(c))
+			default:
+				dst = binary.LittleEndian.AppendUint32(dst, c)
+			}
+		}
+	case encBytes:
+		for i := from; i < to; i++ {
+			if d.present(i) {
+				dst = binary.AppendUvarint(dst, uint64(len(d.Strs[i])))
+			}
+		}
+		for i := from; i < to; i++ {
+			if d.present(i) {
+				dst = append(dst, d.Strs[i]...)
+			}
+		}
+	case encUUID:
+		for i := from; i < to; i++ {
+			if d.present(i) {
+				dst = appendUUIDBytes(dst, d.Strs[i])
+			}
+		}
+	}
+	return dst
+}
+
+// appendDict encodes the chunk's dictionary unit payload.
+func (p *chunkPlan) appendDict(dst []byte) []byte {
+	if p.dictStrs != nil {
+		dst = binary.AppendUvarint(dst, uint64(len(p.dictStrs)))
+		for _, s := range p.dictStrs {
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		}
+		return dst
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(p.dictInts)))
+	prev := int64(0)
+	for _, x := range p.dictInts {
+		dst = binary.AppendUvarint(dst, zigzag(x-prev))
+		prev = x
+	}
+	return dst
+}
+
+func zigzag(x int64) uint64   { return uint64(x<<1) ^ uint64(x>>63) }
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+const hexDigits = "0123456789abcdef"
+
+// isCanonicalUUID reports whether s is a UUID in canonical lower-case text
+// (8-4-4-4-12 hex digits), the form that round-trips through 16 bytes.
+func isCanonicalUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func hexVal(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+func appendUUIDBytes(dst []byte, s string) []byte {
+	j := 0
+	var out [16]byte
+	for i := 0; i < 36; {
+		if s[i] == '-' {
+			i++
+			continue
+		}
+		out[j] = hexVal(s[i])<<4 | hexVal(s[i+1])
+		j++
+		i += 2
+	}
+	return append(dst, out[:]...)
+}
+
+func appendUUIDText(dst []byte, b []byte) []byte {
+	for i := 0; i < 16; i++ {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst = append(dst, '-')
+		}
+		dst = append(dst, hexDigits[b[i]>>4], hexDigits[b[i]&15])
+	}
+	return dst
+}

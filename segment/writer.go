@@ -1,0 +1,293 @@
+package segment
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/sediment/sediment/internal/vfs"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// WriterOptions tune how a segment is written. The zero value means
+// defaults.
+type WriterOptions struct {
+	// PageBytes is the target encoded size of a data page before
+	// compression. Smaller pages let a query that needs a few rows
+	// decompress less; larger pages compress better. Default 256 KiB.
+	PageBytes int
+	// ZstdLevel is the klauspost/compress zstd level: 1 fastest, 2 default,
+	// 3 better, 4 best. Default 1.
+	ZstdLevel int
+}
+
+func (o *WriterOptions) withDefaults() WriterOptions {
+	out := WriterOptions{PageBytes: 256 << 10, ZstdLevel: 1}
+	if o != nil {
+		if o.PageBytes > 0 {
+			out.PageBytes = o.PageBytes
+		}
+		if o.ZstdLevel >= 1 && o.ZstdLevel <= 4 {
+			out.ZstdLevel = o.ZstdLevel
+		}
+	}
+	return out
+}
+
+// ColumnDesc names a column: a field path and a physical type. For array
+// columns, Elem lists the element field paths and types seen (relative to
+// the element; an empty path is a scalar element).
+type ColumnDesc struct {
+	Path string
+	Type ColType
+	Elem []ElemField
+}
+
+// ElemField is a field of an array column's elements.
+type ElemField struct {
+	Path string
+	Type ColType
+}
+
+var (
+	encodersMu sync.Mutex
+	encoders   [5]*zstd.Encoder
+)
+
+// encoderFor returns the shared encoder of a level; EncodeAll is safe for
+// concurrent use, so one per level serves every writer.
+func encoderFor(level int) *zstd.Encoder {
+	encodersMu.Lock()
+	defer encodersMu.Unlock()
+	if encoders[level] == nil {
+		e, err := zstd.NewWriter(nil,
+			zstd.WithEncoderLevel(zstd.EncoderLevel(level)),
+			zstd.WithEncoderConcurrency(2),
+			zstd.WithZeroFrames(true),
+			zstd.WithEncoderCRC(false)) // units carry their own CRC32-C
+		if err != nil {
+			panic(fmt.Sprintf("segment: zstd encoder: %v", err)) // only bad options
+		}
+		encoders[level] = e
+	}
+	return encoders[level]
+}
+
+// Writer writes one segment file. Use it from one goroutine: WriteBlock for
+// each block in time order, AddSection for each section, then Finish.
+type Writer struct {
+	f    vfs.File
+	bw   *bufio.Writer
+	off  int64
+	opts WriterOptions
+	enc  *zstd.Encoder
+
+	cols     []ColumnDesc
+	blocks   []blockMeta
+	sections []sectionMeta
+	rows     int
+	minTime  int64
+	maxTime  int64
+	tsCol    int
+
+	scratch []byte
+	comp    []byte
+	err     error
+}
+
+// NewWriter starts a segment in f (which must be empty) with the given
+// column directory. One column must be ("timestamp", TypeTimestamp).
+func NewWriter(f vfs.File, cols []ColumnDesc, opts *WriterOptions) (*Writer, error) {
+	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), opts: opts.withDefaults(), cols: cols, tsCol: -1}
+	if len(cols) > maxColumns {
+		return nil, fmt.Errorf("segment: %d columns exceeds %d", len(cols), maxColumns)
+	}
+	for i, c := range cols {
+		if c.Path == "timestamp" && c.Type == TypeTimestamp {
+			w.tsCol = i
+		}
+		if !c.Type.valid() {
+			return nil, fmt.Errorf("segment: column %q: invalid type %d", c.Path, c.Type)
+		}
+	}
+	if w.tsCol < 0 {
+		return nil, errors.New("segment: no timestamp column")
+	}
+	w.enc = encoderFor(w.opts.ZstdLevel)
+	hdr := []byte{magic[0], magic[1], magic[2], magic[3], FormatLatest, 0, 0, 0}
+	w.write(hdr)
+	return w, w.err
+}
+
+func (w *Writer) write(p []byte) {
+	if w.err != nil {
+		return
+	}
+	n, err := w.bw.Write(p)
+	w.off += int64(n)
+	w.err = err
+}
+
+// writeUnit compresses payload (when that pays) and writes it as a unit,
+// returning its offset and length.
+func (w *Writer) writeUnit(payload []byte, compress bool) (int64, int64) {
+	off := w.off
+	codec := byte(codecRaw)
+	body := payload
+	if compress && len(payload) > 64 {
+		w.comp = w.enc.EncodeAll(payload, w.comp[:0])
+		if len(w.comp) < len(payload)-len(payload)/32 {
+			codec, body = codecZstd, w.comp
+		}
+	}
+	crc := crc32.Update(0, castagnoli, body)
+	crc = crc32.Update(crc, castagnoli, []byte{codec})
+	w.write(body)
+	var tr [unitTrailerSize]byte
+	tr[0] = codec
+	binary.LittleEndian.PutUint32(tr[1:], crc)
+	w.write(tr[:])
+	return off, w.off - off
+}
+
+// WriteBlock writes one block of rows. data follows the column directory;
+// a nil entry means the column has no value in this block. Rows must be
+// sorted by timestamp, which must be present in every row.
+func (w *Writer) WriteBlock(rows int, data []*ColumnData) error {
+	if w.err != nil {
+		return w.err
+	}
+	if rows <= 0 || rows > maxBlockRows {
+		return fmt.Errorf("segment: block of %d rows (1..%d)", rows, maxBlockRows)
+	}
+	if len(data) != len(w.cols) {
+		return fmt.Errorf("segment: block has %d columns, directory %d", len(data), len(w.cols))
+	}
+	ts := data[w.tsCol]
+	if ts == nil || len(ts.Ints) < rows || (ts.Nulls != nil && ts.Nulls.Any()) {
+		return errors.New("segment: block without a timestamp in every row")
+	}
+	for i := 1; i < rows; i++ {
+		if ts.Ints[i] < ts.Ints[i-1] {
+			return fmt.Errorf("segment: block rows not sorted by timestamp at row %d", i)
+		}
+	}
+	bm := blockMeta{rows: rows, firstRow: w.rows, minTime: ts.Ints[0], maxTime: ts.Ints[rows-1]}
+	for ci, d := range data {
+		if d == nil {
+			continue
+		}
+		if err := checkColumnData(w.cols[ci].Type, d, rows); err != nil {
+			return fmt.Errorf("segment: column %q: %w", w.cols[ci].Path, err)
+		}
+		p := planChunk(w.cols[ci].Type, d, rows)
+		if p.present == 0 {
+			continue
+		}
+		cm := chunkMeta{col: ci, enc: p.enc, width: p.width, present: p.present, stats: p.stats}
+		if p.enc == encDict {
+			w.scratch = p.appendDict(w.scratch[:0])
+			cm.dictEntries = len(p.dictStrs) + len(p.dictInts)
+			cm.dictOff, cm.dictLen = w.writeUnit(w.scratch, true)
+		}
+		// Cut pages by estimated encoded size.
+		from, size := 0, 0
+		for r := 0; r < rows; r++ {
+			size += p.rowCost(d, r)
+			if size >= w.opts.PageBytes || r == rows-1 {
+				w.scratch = p.appendPage(w.scratch[:0], w.cols[ci].Type, d, from, r+1)
+				off, ln := w.writeUnit(w.scratch, true)
+				cm.pages = append(cm.pages, pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln})
+				from, size = r+1, 0
+			}
+		}
+		bm.chunks = append(bm.chunks, cm)
+	}
+	if len(w.blocks) == 0 || bm.minTime < w.minTime {
+		w.minTime = bm.minTime
+	}
+	if len(w.blocks) == 0 || bm.maxTime > w.maxTime {
+		w.maxTime = bm.maxTime
+	}
+	w.blocks = append(w.blocks, bm)
+	w.rows += rows
+	return w.err
+}
+
+func checkColumnData(t ColType, d *ColumnData, rows int) error {
+	need := func(n int) error {
+		if n < rows {
+			return fmt.Errorf("%d values for %d rows", n, rows)
+		}
+		return nil
+	}
+	switch t {
+	case TypeBool:
+		return need(len(d.Bools))
+	case TypeInt64, TypeTimestamp:
+		return need(len(d.Ints))
+	case TypeFloat64:
+		return need(len(d.Floats))
+	case TypeString, TypeArray:
+		return need(len(d.Strs))
+	}
+	return nil
+}
+
+// AddSection stores an opaque named byte section (e.g. the index) in the
+// segment, compressed, under its own checksum.
+func (w *Writer) AddSection(name string, data []byte) error {
+	if len(w.sections) >= maxSections {
+		return errors.New("segment: too many sections")
+	}
+	off, ln := w.writeUnit(data, true)
+	w.sections = append(w.sections, sectionMeta{name: name, off: off, len: ln})
+	return w.err
+}
+
+// Finish writes the footer and trailer, flushes and syncs the file. It
+// does not close it.
+func (w *Writer) Finish() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.blocks) == 0 {
+		return errors.New("segment: no blocks")
+	}
+	footer := w.encodeFooter()
+	off, ln := w.writeUnit(footer, true)
+	var tr [trailerSize]byte
+	binary.LittleEndian.PutUint64(tr[0:], uint64(off))
+	binary.LittleEndian.PutUint32(tr[8:], uint32(ln))
+	tr[12] = FormatLatest
+	copy(tr[16:], magic)
+	w.write(tr[:])
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.bw.Flush(); err != nil {
+		return err
+	}
+	return w.f.Sync()
+}
+
+// Size returns the bytes written so far.
+func (w *Writer) Size() int64 { return w.off }
+
+// Rows returns the rows written so far.
+func (w *Writer) Rows() int { return w.rows }
+
+// WriteUnit stores an opaque payload (compressed when that pays) as a unit
+// of its own and returns its position, for structures such as the index
+// that point into the segment themselves. Read it back with
+// Reader.ReadUnit.
+func (w *Writer) WriteUnit(payload []byte) (off, length int64, err error) {
+	off, length = w.writeUnit(payload, true)
+	return off, length, w.err
+}

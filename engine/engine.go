@@ -1,0 +1,187 @@
+// Package engine is Sediment's storage engine and everything that runs on
+// top of it without knowing about HTTP: sources and their shards (WAL,
+// head, segments), flush, compaction and retention, the scan interface the
+// SQL executor reads through, and consistency checks.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Engine owns the shards of all sources under one data directory:
+//
+//	<dir>/sources/<source id>/{wal,segments,quarantine}
+type Engine struct {
+	opts *Options
+	dir  string
+
+	mu     sync.Mutex
+	shards map[string]*Shard
+	closed bool
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Open opens (creating if needed) the engine under dir and recovers every
+// shard found there.
+func Open(dir string, opts *Options) (*Engine, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{})}
+	srcDir := filepath.Join(dir, "sources")
+	if err := o.FS.MkdirAll(srcDir); err != nil {
+		return nil, err
+	}
+	names, err := o.FS.List(srcDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if !validShardID(n) {
+			continue
+		}
+		s, err := openShard(e, n, filepath.Join(srcDir, n))
+		if err != nil {
+			e.closeShards(false)
+			return nil, err
+		}
+		e.shards[n] = s
+	}
+	if !o.DisableBackground {
+		e.wg.Add(1)
+		go e.maintenance()
+	}
+	return e, nil
+}
+
+// validShardID accepts the ids used as directory names: letters, digits,
+// '-' and '_' (source tokens are UUIDs).
+func validShardID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Shard returns the shard of source id, creating it if needed.
+func (e *Engine) Shard(id string) (*Shard, error) {
+	if !validShardID(id) {
+		return nil, fmt.Errorf("engine: invalid source id %q", id)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	if s := e.shards[id]; s != nil {
+		return s, nil
+	}
+	s, err := openShard(e, id, filepath.Join(e.dir, "sources", id))
+	if err != nil {
+		return nil, err
+	}
+	e.shards[id] = s
+	return s, nil
+}
+
+// Shards returns the open shards sorted by id.
+func (e *Engine) Shards() []*Shard {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*Shard, 0, len(e.shards))
+	for _, s := range e.shards {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// DropShard closes a shard and deletes its data (a deleted source).
+func (e *Engine) DropShard(id string) error {
+	e.mu.Lock()
+	s := e.shards[id]
+	delete(e.shards, id)
+	e.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	err := s.close(false)
+	return errors.Join(err, removeAll(e.opts, s.dir))
+}
+
+// removeAll deletes a directory tree.
+func removeAll(o *Options, p string) error {
+	if names, err := o.FS.List(p); err == nil {
+		for _, n := range names {
+			if err := removeAll(o, filepath.Join(p, n)); err != nil {
+				return err
+			}
+		}
+	}
+	return o.FS.Remove(p)
+}
+
+// Close flushes every head to segments and closes all shards.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	close(e.stop)
+	e.wg.Wait()
+	return e.closeShards(true)
+}
+
+func (e *Engine) closeShards(flush bool) error {
+	var errs []error
+	for _, s := range e.Shards() {
+		if err := s.close(flush); err != nil {
+			errs = append(errs, fmt.Errorf("shard %s: %w", s.id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// maintenance runs compaction and retention on every shard.
+func (e *Engine) maintenance() {
+	defer e.wg.Done()
+	ct := time.NewTicker(e.opts.CompactionInterval)
+	rt := time.NewTicker(e.opts.RetentionInterval)
+	defer ct.Stop()
+	defer rt.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-ct.C:
+			for _, s := range e.Shards() {
+				if _, err := s.Compact(); err != nil {
+					e.opts.Logger.Error("compaction failed", "shard", s.id, "err", err)
+				}
+			}
+		case <-rt.C:
+			for _, s := range e.Shards() {
+				if _, err := s.ApplyRetention(); err != nil {
+					e.opts.Logger.Error("retention failed", "shard", s.id, "err", err)
+				}
+			}
+		}
+	}
+}

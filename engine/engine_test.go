@@ -1,0 +1,589 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/internal/vfs"
+)
+
+const shardID = "11111111-2222-4333-8444-555555555555"
+
+var ctx = context.Background()
+
+func appendRange(t testing.TB, s *Shard, from, to int, base int64) map[string]event.Event {
+	t.Helper()
+	want := map[string]event.Event{}
+	var batch []event.Event
+	for i := from; i < to; i++ {
+		e := testEvent(i, base+int64(i)*1000)
+		batch = append(batch, e)
+		want[e.ID] = e
+		if len(batch) == 37 || i == to-1 {
+			if err := s.Append(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			batch = nil
+		}
+	}
+	return want
+}
+
+func assertEvents(t testing.TB, s *Shard, want map[string]event.Event) {
+	t.Helper()
+	got := readAll(t, s)
+	if len(got) != len(want) {
+		t.Fatalf("read %d events, want %d", len(got), len(want))
+	}
+	for id, w := range want {
+		g, ok := got[id]
+		if !ok {
+			t.Fatalf("event %s missing", id)
+		}
+		if !eventsEqual(&g, &w) {
+			t.Fatalf("event %s differs:\n got %+v\nwant %+v", id, g, w)
+		}
+	}
+}
+
+func TestAppendFlushReopen(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	s, err := e.Shard(shardID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := appendRange(t, s, 0, 500, 1_700_000_000_000_000)
+	assertEvents(t, s, want) // from the head
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	sn := s.Snapshot()
+	if len(sn.segs) != 1 || sn.heads[len(sn.heads)-1].rows != 0 {
+		t.Fatalf("after flush: %d segments", len(sn.segs))
+	}
+	sn.Release()
+	for k, v := range appendRange(t, s, 500, 650, 1_700_000_000_000_000) {
+		want[k] = v
+	}
+	assertEvents(t, s, want) // segment + head
+	checkClean(t, e)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, _ = e.Shard(shardID)
+	assertEvents(t, s, want)
+	checkClean(t, e)
+	// The WAL of flushed heads is gone.
+	names, _ := fs.List(filepath.Join("/data/sources", shardID, "wal"))
+	if len(names) != 1 {
+		t.Fatalf("wal files after reopen: %v", names)
+	}
+}
+
+func TestReplayWithoutFlush(t *testing.T) {
+	for _, mode := range []AckMode{AckSync, AckBuffered} {
+		t.Run(mode.String(), func(t *testing.T) {
+			fs := vfs.NewMemFS()
+			opts := testOptions(fs)
+			opts.AckMode = mode
+			e := openTestEngine(t, fs, opts)
+			s, _ := e.Shard(shardID)
+			want := appendRange(t, s, 0, 300, 1_700_000_000_000_000)
+			if mode == AckBuffered {
+				// Power loss may take what was not yet synced; a clean close
+				// syncs everything.
+				if err := e.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Simulated power failure: only synced data survives.
+			e2 := openTestEngine(t, fs.CrashClone(), opts)
+			defer e2.Close()
+			s2, _ := e2.Shard(shardID)
+			assertEvents(t, s2, want)
+			checkClean(t, e2)
+			if mode == AckSync {
+				e.Close()
+			}
+		})
+	}
+}
+
+// crashFS takes a crash clone of the file system before every mutating
+// operation, so a test can restart from each point of a workload.
+type crashFS struct {
+	*vfs.MemFS
+	ops    int
+	clones []*vfs.MemFS
+}
+
+func (c *crashFS) point() { c.ops++; c.clones = append(c.clones, c.MemFS.CrashClone()) }
+
+func (c *crashFS) Create(n string) (vfs.File, error) {
+	c.point()
+	f, err := c.MemFS.Create(n)
+	if err != nil {
+		return nil, err
+	}
+	return &crashFile{f, c}, nil
+}
+func (c *crashFS) OpenRW(n string) (vfs.File, error) {
+	c.point()
+	f, err := c.MemFS.OpenRW(n)
+	if err != nil {
+		return nil, err
+	}
+	return &crashFile{f, c}, nil
+}
+func (c *crashFS) Remove(n string) error           { c.point(); return c.MemFS.Remove(n) }
+func (c *crashFS) Rename(a, b string) error        { c.point(); return c.MemFS.Rename(a, b) }
+func (c *crashFS) SyncDir(d string) error          { c.point(); return c.MemFS.SyncDir(d) }
+func (c *crashFS) Open(n string) (vfs.File, error) { return c.MemFS.Open(n) }
+
+type crashFile struct {
+	vfs.File
+	c *crashFS
+}
+
+func (f *crashFile) Write(p []byte) (int, error) { f.c.point(); return f.File.Write(p) }
+func (f *crashFile) Sync() error                 { f.c.point(); return f.File.Sync() }
+
+// TestCrashAtEveryWrite runs ingest, flushes and compactions, taking a
+// crash image before every file-system write; restarting from each image
+// must find every batch acknowledged before that point exactly once, and
+// nothing else but whole unacknowledged batches.
+func TestCrashAtEveryWrite(t *testing.T) {
+	cfs := &crashFS{MemFS: vfs.NewMemFS()}
+	opts := testOptions(cfs)
+	opts.SegmentMaxRows = 400
+	e := openTestEngine(t, cfs, opts)
+	s, err := e.Shard(shardID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type batch struct {
+		ids   []string
+		ackAt int // crash images with index >= ackAt were taken after the ack
+	}
+	var batches []batch
+	all := map[string]event.Event{}
+	base := int64(1_700_000_000_000_000)
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 0
+	for round := 0; round < 6; round++ {
+		for b := 0; b < 4; b++ {
+			var evs []event.Event
+			var ids []string
+			for k := 0; k < 20+rng.IntN(20); k++ {
+				ev := testEvent(n, base+int64(rng.IntN(1_000_000_000)))
+				n++
+				evs = append(evs, ev)
+				ids = append(ids, ev.ID)
+				all[ev.ID] = ev
+			}
+			if err := s.Append(ctx, evs); err != nil {
+				t.Fatal(err)
+			}
+			batches = append(batches, batch{ids: ids, ackAt: len(cfs.clones)})
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if round%2 == 1 {
+			if _, err := s.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.Close()
+	if len(cfs.clones) < 100 {
+		t.Fatalf("only %d crash points", len(cfs.clones))
+	}
+	t.Logf("%d crash points", len(cfs.clones))
+	step := 1
+	if testing.Short() {
+		step = 7
+	}
+	for k := 0; k < len(cfs.clones); k += step {
+		img := cfs.clones[k].CrashClone()
+		e2, err := Open("/data", testOptions(img))
+		if err != nil {
+			t.Fatalf("crash point %d: reopen: %v", k, err)
+		}
+		s2, err := e2.Shard(shardID)
+		if err != nil {
+			t.Fatalf("crash point %d: %v", k, err)
+		}
+		got := readAll(t, s2)
+		for _, b := range batches {
+			present := 0
+			for _, id := range b.ids {
+				if g, ok := got[id]; ok {
+					w := all[id]
+					if !eventsEqual(&g, &w) {
+						t.Fatalf("crash point %d: event %s differs", k, id)
+					}
+					present++
+				}
+			}
+			if b.ackAt <= k && present != len(b.ids) {
+				t.Fatalf("crash point %d: acknowledged batch has %d of %d events", k, present, len(b.ids))
+			}
+			if present != 0 && present != len(b.ids) {
+				t.Fatalf("crash point %d: batch partially present (%d of %d)", k, present, len(b.ids))
+			}
+		}
+		if err := e2.Check(); err != nil {
+			t.Fatalf("crash point %d: %v", k, err)
+		}
+		e2.Close()
+	}
+}
+
+// TestErrorAtEveryOp fails the i-th file-system operation of a workload for
+// every i until the workload succeeds: every error must surface (no panic,
+// no silent loss), and the durable state must then reopen with every
+// acknowledged event.
+func TestErrorAtEveryOp(t *testing.T) {
+	for failAt := int64(1); ; failAt++ {
+		mem := vfs.NewMemFS()
+		efs := &vfs.ErrorFS{FS: mem, FailAt: failAt}
+		acked := map[string]event.Event{}
+		werr := func() error {
+			e, err := Open("/data", testOptions(efs))
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			s, err := e.Shard(shardID)
+			if err != nil {
+				return err
+			}
+			for b := 0; b < 3; b++ {
+				var evs []event.Event
+				for k := 0; k < 30; k++ {
+					evs = append(evs, testEvent(b*30+k, 1_700_000_000_000_000+int64(b*30+k)))
+				}
+				if err := s.Append(ctx, evs); err != nil {
+					return err
+				}
+				for _, ev := range evs {
+					acked[ev.ID] = ev
+				}
+				if err := s.Flush(); err != nil {
+					return err
+				}
+			}
+			if _, err := s.Compact(); err != nil {
+				return err
+			}
+			return nil
+		}()
+		if werr == nil {
+			if failAt < 20 {
+				t.Fatalf("workload succeeded with failure at op %d: errors are swallowed", failAt)
+			}
+			t.Logf("workload needs %d operations", failAt-1)
+			return
+		}
+		if !errors.Is(werr, vfs.ErrInjected) {
+			t.Fatalf("fail at %d: error %v is not the injected one", failAt, werr)
+		}
+		e, err := Open("/data", testOptions(mem.CrashClone()))
+		if err != nil {
+			t.Fatalf("fail at %d: reopen: %v", failAt, err)
+		}
+		s, err := e.Shard(shardID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, s)
+		for id := range acked {
+			if _, ok := got[id]; !ok {
+				t.Fatalf("fail at %d: acknowledged event %s lost", failAt, id)
+			}
+		}
+		checkClean(t, e)
+		e.Close()
+		if failAt > 2000 {
+			t.Fatal("workload never succeeds")
+		}
+	}
+}
+
+func TestCompactionMergesOverlappingSegments(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	want := map[string]event.Event{}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for seg := 0; seg < 5; seg++ {
+		var evs []event.Event
+		for k := 0; k < 90; k++ {
+			i := seg*90 + k
+			// Out of order across segments: ranges overlap.
+			ev := testEvent(i, 1_700_000_000_000_000+int64(rng.IntN(10_000_000)))
+			evs = append(evs, ev)
+			want[ev.ID] = ev
+		}
+		if err := s.Append(ctx, evs); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sn := s.Snapshot() // a query in flight during compaction
+	n, err := s.Compact()
+	if err != nil || n != 5 {
+		t.Fatalf("compacted %d: %v", n, err)
+	}
+	// The old files are still there for the snapshot.
+	for _, sg := range sn.segs {
+		if !fs.Exists(sg.path) {
+			t.Fatalf("segment %s deleted under a running query", sg.path)
+		}
+	}
+	if sn.Rows() != 450 {
+		t.Fatalf("old snapshot sees %d rows", sn.Rows())
+	}
+	sn.Release()
+	for _, sg := range sn.segs {
+		if fs.Exists(sg.path) {
+			t.Fatalf("replaced segment %s not deleted after release", sg.path)
+		}
+	}
+	sn = s.Snapshot()
+	if len(sn.segs) != 1 || sn.segs[0].r.Rows() != 450 {
+		t.Fatalf("after compaction: %d segments", len(sn.segs))
+	}
+	sn.Release()
+	assertEvents(t, s, want)
+	checkClean(t, e)
+}
+
+func TestRetentionDropsWholeSegments(t *testing.T) {
+	fs := vfs.NewMemFS()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	opts := testOptions(fs)
+	opts.Now = func() time.Time { return now }
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	s.SetRetentionDays(3)
+	old := appendRange(t, s, 0, 50, now.Add(-5*24*time.Hour).UnixMicro())
+	s.Flush()
+	recent := appendRange(t, s, 50, 100, now.Add(-1*24*time.Hour).UnixMicro())
+	s.Flush()
+	n, err := s.ApplyRetention()
+	if err != nil || n != 1 {
+		t.Fatalf("retention dropped %d: %v", n, err)
+	}
+	got := readAll(t, s)
+	for id := range old {
+		if _, ok := got[id]; ok {
+			t.Fatal("expired event still present")
+		}
+	}
+	if len(got) != len(recent) {
+		t.Fatalf("%d events left, want %d", len(got), len(recent))
+	}
+	checkClean(t, e)
+}
+
+func walPath(t *testing.T, fs *vfs.MemFS) string {
+	dir := filepath.Join("/data/sources", shardID, "wal")
+	names, _ := fs.List(dir)
+	if len(names) == 0 {
+		t.Fatal("no wal")
+	}
+	return filepath.Join(dir, names[len(names)-1])
+}
+
+func TestWALTornTailIsCut(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	s, _ := e.Shard(shardID)
+	want := appendRange(t, s, 0, 100, 1_700_000_000_000_000)
+	img := fs.CrashClone()
+	e.Close()
+	// A torn last write: half a record at the end.
+	p := walPath(t, img)
+	data, _ := vfs.ReadFile(img, p)
+	rec, _ := encodeWALRecord(nil, nil, []event.Event{testEvent(999, 1)})
+	f, _ := img.OpenRW(p)
+	f.(interface{ Truncate(int64) error }).Truncate(int64(len(data)))
+	f.Close()
+	f, _ = img.OpenRW(p)
+	buf := append(data, rec[:len(rec)/2]...)
+	f.Write(buf)
+	f.Sync()
+	f.Close()
+	e2 := openTestEngine(t, img, nil)
+	defer e2.Close()
+	s2, _ := e2.Shard(shardID)
+	assertEvents(t, s2, want)
+	if s2.stats.walBytesCut.Load() != int64(len(rec)/2) {
+		t.Fatalf("cut %d bytes, want %d", s2.stats.walBytesCut.Load(), len(rec)/2)
+	}
+	checkClean(t, e2)
+}
+
+func TestWALCorruptionInTheMiddleIsReported(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	s, _ := e.Shard(shardID)
+	appendRange(t, s, 0, 200, 1_700_000_000_000_000)
+	img := fs.CrashClone()
+	e.Close()
+	p := walPath(t, img)
+	data, _ := vfs.ReadFile(img, p)
+	data[walHeaderSize+20] ^= 0xff // inside the first record
+	f, _ := img.Create(p)
+	f.Write(data)
+	f.Sync()
+	f.Close()
+	img.SyncDir(filepath.Dir(p))
+	_, err := Open("/data", testOptions(img.CrashClone()))
+	var wce *WALCorruptError
+	if !errors.As(err, &wce) || !errors.Is(err, ErrWALCorrupt) || wce.Offset != walHeaderSize {
+		t.Fatalf("want WALCorruptError at %d, got %v", walHeaderSize, err)
+	}
+	// An explicit repair cuts there and starts.
+	opts := testOptions(img.CrashClone())
+	opts.RepairWAL = true
+	e2, err := Open("/data", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	s2, _ := e2.Shard(shardID)
+	if n := len(readAll(t, s2)); n != 0 {
+		t.Fatalf("repair kept %d events after the damage", n)
+	}
+}
+
+func TestDamagedSegmentIsQuarantined(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	s, _ := e.Shard(shardID)
+	first := appendRange(t, s, 0, 60, 1_700_000_000_000_000)
+	s.Flush()
+	second := appendRange(t, s, 60, 120, 1_800_000_000_000_000)
+	s.Flush()
+	sn := s.Snapshot()
+	bad := sn.segs[0].path
+	sn.Release()
+	e.Close()
+	data, _ := vfs.ReadFile(fs, bad)
+	data[len(data)-30] ^= 0x55 // in the footer
+	f, _ := fs.Create(bad)
+	f.Write(data)
+	f.Close()
+	e2 := openTestEngine(t, fs, nil)
+	defer e2.Close()
+	s2, _ := e2.Shard(shardID)
+	got := readAll(t, s2)
+	for id := range first {
+		if _, ok := got[id]; ok {
+			t.Fatal("events of the damaged segment should be gone from queries")
+		}
+	}
+	if len(got) != len(second) {
+		t.Fatalf("healthy segment answers %d events, want %d", len(got), len(second))
+	}
+	if s2.stats.quarantined.Load() != 1 || !fs.Exists(filepath.Join("/data/sources", shardID, "quarantine", filepath.Base(bad))) {
+		t.Fatal("damaged segment not moved to quarantine")
+	}
+	checkClean(t, e2)
+}
+
+func TestAppendAfterCloseFails(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	s, _ := e.Shard(shardID)
+	e.Close()
+	if err := s.Append(ctx, []event.Event{testEvent(1, 1)}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("append after close: %v", err)
+	}
+}
+
+func TestConcurrentAppendsAndQueries(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.HeadMaxRows = 300
+	opts.DisableBackground = false
+	opts.CompactionInterval = 5 * time.Millisecond
+	e := openTestEngine(t, fs, opts)
+	s, _ := e.Shard(shardID)
+	done := make(chan error)
+	const writers, per = 4, 400
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			for b := 0; b < per; b += 20 {
+				var evs []event.Event
+				for k := 0; k < 20; k++ {
+					evs = append(evs, testEvent(w*per+b+k, 1_700_000_000_000_000+int64(b+k)*1000))
+				}
+				// A client retries when the shard pushes back (HTTP 429).
+				for {
+					err := s.Append(ctx, evs)
+					if errors.Is(err, ErrBackpressure) {
+						time.Sleep(time.Millisecond)
+						continue
+					}
+					if err != nil {
+						done <- err
+						return
+					}
+					break
+				}
+			}
+			done <- nil
+		}(w)
+	}
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			sn := s.Snapshot()
+			seen := map[string]bool{}
+			err := sn.ForEachEvent(func(ev *event.Event) error {
+				if seen[ev.ID] {
+					return fmt.Errorf("duplicate %s", ev.ID)
+				}
+				seen[ev.ID] = true
+				return nil
+			})
+			sn.Release()
+			if err != nil {
+				panic(err)
+			}
+		}
+	}()
+	for w := 0; w < writers; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if n := len(readAll(t, s)); n != writers*per {
+		t.Fatalf("%d events, want %d", n, writers*per)
+	}
+	checkClean(t, e)
+	e.Close()
+}

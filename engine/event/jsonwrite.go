@@ -1,0 +1,161 @@
+package event
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// AppendJSON appends the compact JSON text of v to dst.
+//
+// Object members keep their order. Output is always valid UTF-8: invalid
+// bytes in strings are written as \ufffd. Floats are written in the shortest
+// form that round-trips and always re-parse as Float: an integral float gets a
+// ".0" (1 → "1.0") or an exponent (1e21 → "1e+21"). NaN and ±Inf have no JSON
+// form and are written as null. A Kind outside the known ones is written as
+// null.
+func AppendJSON(dst []byte, v Value) []byte {
+	switch v.Kind {
+	case Null:
+		return append(dst, "null"...)
+	case Bool:
+		if v.Num != 0 {
+			return append(dst, "true"...)
+		}
+		return append(dst, "false"...)
+	case Int:
+		return strconv.AppendInt(dst, int64(v.Num), 10)
+	case Float:
+		return appendFloat(dst, v.Float())
+	case String:
+		return appendString(dst, v.Str)
+	case Array:
+		dst = append(dst, '[')
+		for i := range v.Kids {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSON(dst, v.Kids[i])
+		}
+		return append(dst, ']')
+	case Object:
+		dst = append(dst, '{')
+		for i := range v.Kids {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, v.Kids[i].Key)
+			dst = append(dst, ':')
+			dst = AppendJSON(dst, v.Kids[i])
+		}
+		return append(dst, '}')
+	}
+	return append(dst, "null"...)
+}
+
+// AppendEventJSON appends e as one JSON object: "event_message" (only when
+// HasMessage), "id", the members of e.Fields in order, then "timestamp" as
+// integer unix microseconds. Members of Fields named id, timestamp or
+// event_message are skipped so the object never has duplicate keys (Normalize
+// never leaves such members).
+func AppendEventJSON(dst []byte, e Event) []byte {
+	dst = append(dst, '{')
+	if e.HasMessage {
+		dst = append(dst, `"event_message":`...)
+		dst = appendString(dst, e.Message)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"id":`...)
+	dst = appendString(dst, e.ID)
+	if e.Fields.Kind == Object {
+		for i := range e.Fields.Kids {
+			m := &e.Fields.Kids[i]
+			switch m.Key {
+			case "id", "timestamp", "event_message":
+				continue
+			}
+			dst = append(dst, ',')
+			dst = appendString(dst, m.Key)
+			dst = append(dst, ':')
+			dst = AppendJSON(dst, *m)
+		}
+	}
+	dst = append(dst, `,"timestamp":`...)
+	dst = strconv.AppendInt(dst, e.Timestamp, 10)
+	return append(dst, '}')
+}
+
+func appendFloat(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// Shorten a two-digit negative exponent: 1e-07 → 1e-7.
+		if n := len(dst); n-start >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+		return dst
+	}
+	for _, c := range dst[start:] {
+		if c == '.' {
+			return dst
+		}
+	}
+	return append(dst, ".0"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string literal.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if plainStringByte[c] {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

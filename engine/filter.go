@@ -1,0 +1,376 @@
+package engine
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/sql/scan"
+)
+
+// pred is a compiled pushed-down predicate.
+type pred struct {
+	scan.Predicate
+	set    map[string]struct{} // In over strings
+	intSet map[int64]struct{}  // In over ints
+	fltSet map[float64]struct{}
+	re     *regexp.Regexp
+	// lit is a substring every match must contain (regex literal core,
+	// the needle of Contains); litExact means the literal alone decides.
+	lit      string
+	litExact bool
+	like     *likeMatcher
+}
+
+func compilePred(p scan.Predicate) (*pred, error) {
+	cp := &pred{Predicate: p}
+	switch p.Op {
+	case scan.In:
+		switch {
+		case p.Type == vec.String:
+			cp.set = make(map[string]struct{}, len(p.Args))
+			for _, a := range p.Args {
+				if !a.Null {
+					cp.set[a.Str] = struct{}{}
+				}
+			}
+		case p.Type == vec.Float64:
+			cp.fltSet = map[float64]struct{}{}
+			for _, a := range p.Args {
+				if !a.Null {
+					cp.fltSet[a.Flt] = struct{}{}
+				}
+			}
+		default:
+			cp.intSet = map[int64]struct{}{}
+			for _, a := range p.Args {
+				if !a.Null {
+					cp.intSet[a.Int] = struct{}{}
+					if p.Type == vec.Bool {
+						cp.intSet[b2i(a.Bool)] = struct{}{}
+					}
+				}
+			}
+		}
+	case scan.Regex:
+		re := p.Regex
+		if re == nil {
+			var err error
+			if re, err = regexp.Compile(p.Args[0].Str); err != nil {
+				return nil, err
+			}
+		}
+		cp.re = re
+		cp.lit, cp.litExact = regexLiteral(re.String())
+	case scan.Contains:
+		cp.lit, cp.litExact = p.Args[0].Str, true
+	case scan.Like:
+		cp.like = compileLike(p.Args[0].Str)
+	}
+	return cp, nil
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// regexLiteral finds a literal that every match of a regex contains. exact
+// is true when the regex is that literal and nothing else, so a substring
+// test decides it.
+func regexLiteral(expr string) (lit string, exact bool) {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	re = re.Simplify()
+	lit = literalOf(re)
+	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 {
+		return lit, true
+	}
+	if re.Op == syntax.OpConcat {
+		best := ""
+		for _, sub := range re.Sub {
+			if s := literalOf(sub); len(s) > len(best) {
+				best = s
+			}
+		}
+		return best, false
+	}
+	return lit, false
+}
+
+func literalOf(re *syntax.Regexp) string {
+	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 {
+		return string(re.Rune)
+	}
+	return ""
+}
+
+// matchString evaluates a string predicate on one value (not NULL).
+func (p *pred) matchString(s string) bool {
+	var r bool
+	switch p.Op {
+	case scan.Eq:
+		return s == p.Args[0].Str
+	case scan.Ne:
+		return s != p.Args[0].Str
+	case scan.Lt:
+		return s < p.Args[0].Str
+	case scan.Le:
+		return s <= p.Args[0].Str
+	case scan.Gt:
+		return s > p.Args[0].Str
+	case scan.Ge:
+		return s >= p.Args[0].Str
+	case scan.In:
+		_, r = p.set[s]
+	case scan.Contains:
+		r = strings.Contains(s, p.lit)
+	case scan.StartsWith:
+		r = strings.HasPrefix(s, p.Args[0].Str)
+	case scan.EndsWith:
+		r = strings.HasSuffix(s, p.Args[0].Str)
+	case scan.Regex:
+		if p.lit != "" && !strings.Contains(s, p.lit) {
+			r = false
+		} else if p.litExact {
+			r = true
+		} else {
+			r = p.re.MatchString(s)
+		}
+	case scan.Like:
+		r = p.like.match(s)
+	}
+	return r != p.Not
+}
+
+func cmpOK(op scan.Op, c int) bool {
+	switch op {
+	case scan.Eq:
+		return c == 0
+	case scan.Ne:
+		return c != 0
+	case scan.Lt:
+		return c < 0
+	case scan.Le:
+		return c <= 0
+	case scan.Gt:
+		return c > 0
+	case scan.Ge:
+		return c >= 0
+	}
+	return false
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	case a == b:
+		return 0
+	}
+	return 2 // NaN: unordered, only != holds
+}
+
+// eval returns the rows of sel (nil = every row of v) for which the
+// predicate is TRUE. v is read as p.Type.
+func (p *pred) eval(v *vec.Vector, sel []int32) []int32 {
+	n := v.Len
+	out := make([]int32, 0, selLen(sel, n)/4+8)
+	each := func(keep func(i int) bool) {
+		if sel == nil {
+			for i := 0; i < n; i++ {
+				if keep(i) {
+					out = append(out, int32(i))
+				}
+			}
+			return
+		}
+		for _, i := range sel {
+			if keep(int(i)) {
+				out = append(out, i)
+			}
+		}
+	}
+	nulls := v.Nulls
+	isNull := func(i int) bool { return nulls != nil && nulls.Get(i) }
+	switch p.Op {
+	case scan.IsNull:
+		each(func(i int) bool { return isNull(i) })
+		return out
+	case scan.IsNotNull:
+		each(func(i int) bool { return !isNull(i) })
+		return out
+	}
+	switch v.Type {
+	case vec.String, vec.JSON:
+		if v.Dict != nil {
+			// Decide each dictionary entry once.
+			ok := make([]bool, len(v.Dict))
+			for c, s := range v.Dict {
+				ok[c] = p.matchString(s)
+			}
+			codes := v.Codes
+			each(func(i int) bool { return !isNull(i) && ok[codes[i]] })
+			return out
+		}
+		strs := v.Strs
+		each(func(i int) bool { return !isNull(i) && p.matchString(strs[i]) })
+	case vec.Float64:
+		fl := v.Floats
+		if p.Op == scan.In {
+			each(func(i int) bool {
+				_, ok := p.fltSet[fl[i]]
+				return !isNull(i) && ok != p.Not
+			})
+			return out
+		}
+		x := p.Args[0].Flt
+		op := p.Op
+		each(func(i int) bool { return !isNull(i) && cmpOK(op, cmpFloat(fl[i], x)) })
+	case vec.Bool:
+		bs := v.Bools
+		if p.Op == scan.In {
+			each(func(i int) bool {
+				_, ok := p.intSet[b2i(bs[i])]
+				return !isNull(i) && ok != p.Not
+			})
+			return out
+		}
+		x := b2i(p.Args[0].Bool)
+		op := p.Op
+		each(func(i int) bool { return !isNull(i) && cmpOK(op, cmpInt(b2i(bs[i]), x)) })
+	default: // ints
+		is := v.Ints
+		if p.Op == scan.In {
+			each(func(i int) bool {
+				_, ok := p.intSet[is[i]]
+				return !isNull(i) && ok != p.Not
+			})
+			return out
+		}
+		x := p.Args[0].Int
+		op := p.Op
+		if nulls == nil && sel == nil {
+			// The common case, kept tight: no nulls, every row.
+			for i := 0; i < n; i++ {
+				if cmpOK(op, cmpInt(is[i], x)) {
+					out = append(out, int32(i))
+				}
+			}
+			return out
+		}
+		each(func(i int) bool { return !isNull(i) && cmpOK(op, cmpInt(is[i], x)) })
+	}
+	return out
+}
+
+func selLen(sel []int32, n int) int {
+	if sel == nil {
+		return n
+	}
+	return len(sel)
+}
+
+// likeMatcher implements SQL LIKE: % any run, _ any one character, and
+// backslash escaping the next character.
+type likeMatcher struct {
+	parts []likePart
+}
+
+type likePart struct {
+	lit string
+	any bool // % before this literal
+	one int  // count of _ before this literal (after the %)
+}
+
+func compileLike(pattern string) *likeMatcher {
+	m := &likeMatcher{}
+	cur := likePart{}
+	var lit strings.Builder
+	flush := func() {
+		cur.lit = lit.String()
+		m.parts = append(m.parts, cur)
+		cur = likePart{}
+		lit.Reset()
+	}
+	rs := []rune(pattern)
+	for i := 0; i < len(rs); i++ {
+		switch c := rs[i]; c {
+		case '%':
+			if lit.Len() > 0 {
+				flush()
+			}
+			cur.any = true
+		case '_':
+			if lit.Len() > 0 {
+				flush()
+			}
+			cur.one++
+		case '\\':
+			if i+1 < len(rs) {
+				i++
+			}
+			lit.WriteRune(rs[i])
+		default:
+			lit.WriteRune(c)
+		}
+	}
+	flush()
+	return m
+}
+
+func (m *likeMatcher) match(s string) bool { return likeMatch(m.parts, s) }
+
+func likeMatch(parts []likePart, s string) bool {
+	if len(parts) == 0 {
+		return s == ""
+	}
+	p := parts[0]
+	// Skip the fixed single characters.
+	for k := 0; k < p.one; k++ {
+		if s == "" {
+			return false
+		}
+		_, size := decodeRune(s)
+		s = s[size:]
+	}
+	if !p.any {
+		if !strings.HasPrefix(s, p.lit) {
+			return false
+		}
+		return likeMatch(parts[1:], s[len(p.lit):])
+	}
+	if len(parts) == 1 && p.lit == "" {
+		return true
+	}
+	for i := 0; i <= len(s); i++ {
+		if strings.HasPrefix(s[i:], p.lit) && likeMatch(parts[1:], s[i+len(p.lit):]) {
+			return true
+		}
+		if i < len(s) {
+			_, size := decodeRune(s[i:])
+			i += size - 1
+		}
+	}
+	return false
+}
+
+func decodeRune(s string) (rune, int) { return utf8.DecodeRuneInString(s) }

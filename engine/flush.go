@@ -1,0 +1,230 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sediment/sediment/index"
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/segment"
+)
+
+// rowSource supplies time-sorted rows to writeSegment.
+type rowSource interface {
+	columns() []segment.ColumnDesc
+	rows() int
+	// fill writes sorted rows [from, to) of every column into data, reusing
+	// its entries; a column with no value in the range gets nil.
+	fill(from, to int, data []*segment.ColumnData) error
+}
+
+// headSource presents a frozen head's rows sorted by timestamp.
+type headSource struct {
+	v    *headView
+	cols []segment.ColumnDesc
+	perm []int32
+}
+
+func newHeadSource(v *headView) *headSource {
+	hs := &headSource{v: v}
+	var ts []int64
+	for i := range v.cols {
+		c := &v.cols[i]
+		if c.path == "timestamp" && c.typ == segment.TypeTimestamp {
+			ts = c.ints
+		}
+		elem := slices.Clone(c.elem)
+		slices.SortFunc(elem, func(a, b segment.ElemField) int {
+			if c := strings.Compare(a.Path, b.Path); c != 0 {
+				return c
+			}
+			return int(a.Type) - int(b.Type)
+		})
+		hs.cols = append(hs.cols, segment.ColumnDesc{Path: c.path, Type: c.typ, Elem: elem})
+	}
+	hs.perm = make([]int32, v.rows)
+	for i := range hs.perm {
+		hs.perm[i] = int32(i)
+	}
+	// Every row has a timestamp, so value k of the column is row k.
+	slices.SortStableFunc(hs.perm, func(a, b int32) int {
+		x, y := ts[a], ts[b]
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	return hs
+}
+
+func (hs *headSource) columns() []segment.ColumnDesc { return hs.cols }
+func (hs *headSource) rows() int                     { return hs.v.rows }
+
+func (hs *headSource) fill(from, to int, data []*segment.ColumnData) error {
+	n := to - from
+	for ci := range hs.v.cols {
+		c := &hs.v.cols[ci]
+		c.buildRank()
+		d := data[ci]
+		if d == nil {
+			d = &segment.ColumnData{}
+		}
+		resetColumnData(d, c.typ, n)
+		any := false
+		for r := 0; r < n; r++ {
+			k := c.valueIndex(int(hs.perm[from+r]))
+			if k < 0 {
+				if d.Nulls == nil {
+					d.Nulls = vec.NewBitset(n)
+				}
+				d.Nulls.Set(r)
+				continue
+			}
+			any = true
+			switch c.typ {
+			case segment.TypeBool:
+				d.Bools[r] = c.bools[k]
+			case segment.TypeInt64, segment.TypeTimestamp:
+				d.Ints[r] = c.ints[k]
+			case segment.TypeFloat64:
+				d.Floats[r] = c.floats[k]
+			case segment.TypeString, segment.TypeArray:
+				d.Strs[r] = c.str(k)
+			}
+		}
+		if any {
+			data[ci] = d
+		} else {
+			data[ci] = nil
+		}
+	}
+	return nil
+}
+
+func resetColumnData(d *segment.ColumnData, t segment.ColType, n int) {
+	d.Nulls = nil
+	d.Bools, d.Ints, d.Floats, d.Strs = d.Bools[:0], d.Ints[:0], d.Floats[:0], d.Strs[:0]
+	switch t {
+	case segment.TypeBool:
+		d.Bools = growSlice(d.Bools, n)
+	case segment.TypeInt64, segment.TypeTimestamp:
+		d.Ints = growSlice(d.Ints, n)
+	case segment.TypeFloat64:
+		d.Floats = growSlice(d.Floats, n)
+	case segment.TypeString, segment.TypeArray:
+		d.Strs = growSlice(d.Strs, n)
+	}
+}
+
+// columnVector views ColumnData as a vector without copying.
+func columnVector(t segment.ColType, d *segment.ColumnData, n int) *vec.Vector {
+	v := &vec.Vector{Type: segment.VecType(t), Len: n, Nulls: d.Nulls}
+	switch t {
+	case segment.TypeBool:
+		v.Bools = d.Bools
+	case segment.TypeInt64, segment.TypeTimestamp:
+		v.Ints = d.Ints
+	case segment.TypeFloat64:
+		v.Floats = d.Floats
+	default:
+		v.Strs = d.Strs
+	}
+	return v
+}
+
+// writeSegment writes src as segment id (temp file, fsync, rename, fsync
+// directory), with its index and meta, and opens it.
+func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta) (ref *segRef, err error) {
+	fs := s.opts.FS
+	final := filepath.Join(s.segDir, segName(id))
+	tmp := final + ".tmp"
+	f, err := fs.Create(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			fs.Remove(tmp)
+		}
+	}()
+	cols := src.columns()
+	w, err := segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: s.opts.PageBytes, ZstdLevel: s.opts.ZstdLevel})
+	if err != nil {
+		return nil, err
+	}
+	ib := index.NewBuilder(&index.BuilderOptions{MaxValueTerms: s.opts.IndexMaxValueTerms})
+	text := map[string]bool{}
+	for _, p := range s.opts.TextIndexPaths {
+		text[p] = true
+	}
+	data := make([]*segment.ColumnData, len(cols))
+	total := src.rows()
+	for from := 0; from < total; from += s.opts.BlockRows {
+		to := min(from+s.opts.BlockRows, total)
+		if err := src.fill(from, to, data); err != nil {
+			return nil, err
+		}
+		if err := w.WriteBlock(to-from, data); err != nil {
+			return nil, err
+		}
+		for ci, c := range cols {
+			d := data[ci]
+			if d == nil {
+				continue
+			}
+			v := columnVector(c.Type, d, to-from)
+			switch c.Type {
+			case segment.TypeString:
+				if c.Path != "id" {
+					ib.AddStrings(c.Path, uint32(from), v)
+				}
+				if text[c.Path] {
+					ib.AddText(c.Path, uint32(from), v)
+				}
+			case segment.TypeInt64:
+				ib.AddInts(c.Path, uint32(from), v)
+			case segment.TypeBool:
+				ib.AddBools(c.Path, uint32(from), v)
+			}
+		}
+	}
+	if !ib.Empty() {
+		dir, err := ib.Write(w)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.AddSection(sectionIndex, dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.AddSection(sectionMeta, meta.encode()); err != nil {
+		return nil, err
+	}
+	if err := w.Finish(); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := fs.Rename(tmp, final); err != nil {
+		return nil, err
+	}
+	if err := fs.SyncDir(s.segDir); err != nil {
+		return nil, err
+	}
+	ref, err = s.openSegment(id, final)
+	if err != nil {
+		if errors.Is(err, segment.ErrCorrupt) {
+			return nil, fmt.Errorf("segment %d just written does not read back: %w", id, err)
+		}
+		return nil, err
+	}
+	return ref, nil
+}

@@ -1,0 +1,423 @@
+package engine
+
+import (
+	"math"
+	"math/bits"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/segment"
+)
+
+// headDictMax is the number of distinct values a head string column keeps
+// dictionary-coded; past it the column switches to packed bytes.
+const headDictMax = 4096
+
+// head is the in-memory, queryable part of a shard: events appended since
+// the last flush, flattened into columns (one per field path and type) in
+// arrival order. Writers append under mu; readers take a headView, which
+// stays valid while the head keeps growing because appends never touch
+// memory a view can see.
+type head struct {
+	mu       sync.RWMutex
+	rows     int
+	root     *trieNode
+	cols     []*headColumn
+	minTime  int64
+	maxTime  int64
+	bytes    int
+	created  time.Time
+	walFirst uint64 // first WAL sequence whose records are in this head
+	walLast  uint64
+	frozen   bool
+}
+
+// trieNode maps field names to child nodes so that flattening an event
+// needs one small map lookup per key instead of building path strings.
+type trieNode struct {
+	path     string
+	children map[string]*trieNode
+	cols     [8]*headColumn // by segment.ColType
+}
+
+func (n *trieNode) child(key string) *trieNode {
+	c := n.children[key]
+	if c == nil {
+		if n.children == nil {
+			n.children = map[string]*trieNode{}
+		}
+		p := key
+		if n.path != "" {
+			p = n.path + "." + key
+		}
+		c = &trieNode{path: p}
+		n.children[strings.Clone(key)] = c
+	}
+	return c
+}
+
+// headColumn holds one (path, type) column: a presence bit per head row
+// and the values of the present rows, packed in row order.
+type headColumn struct {
+	path    string
+	typ     segment.ColType
+	present []uint64
+	n       int // values held
+
+	ints   []int64
+	floats []float64
+	bools  []bool
+
+	// Strings (and encoded arrays) are dictionary-coded while they have few
+	// distinct values (dict != nil), else packed: value i is
+	// data[offs[i]:offs[i+1]].
+	dict     map[string]uint32
+	dictStrs []string
+	codes    []uint32
+	data     []byte
+	offs     []uint32
+
+	elem map[segment.ElemField]struct{} // array element fields seen
+}
+
+func newHead(now time.Time, walSeq uint64) *head {
+	return &head{root: &trieNode{}, created: now, walFirst: walSeq, walLast: walSeq,
+		minTime: math.MaxInt64, maxTime: math.MinInt64}
+}
+
+func (h *head) column(n *trieNode, t segment.ColType) *headColumn {
+	c := n.cols[t]
+	if c == nil {
+		c = &headColumn{path: n.path, typ: t}
+		if t == segment.TypeString {
+			c.dict = map[string]uint32{}
+		} else if t == segment.TypeArray {
+			c.offs = []uint32{0}
+			c.elem = map[segment.ElemField]struct{}{}
+		}
+		n.cols[t] = c
+		h.cols = append(h.cols, c)
+	}
+	return c
+}
+
+func (c *headColumn) mark(row int) {
+	w := row >> 6
+	for len(c.present) <= w {
+		c.present = append(c.present, 0)
+	}
+	c.present[w] |= 1 << (uint(row) & 63)
+}
+
+func (c *headColumn) addString(row int, s string) int {
+	c.mark(row)
+	c.n++
+	if c.dict != nil {
+		code, ok := c.dict[s]
+		if !ok {
+			if len(c.dictStrs) < headDictMax {
+				s = strings.Clone(s)
+				code = uint32(len(c.dictStrs))
+				c.dict[s] = code
+				c.dictStrs = append(c.dictStrs, s)
+				c.codes = append(c.codes, code)
+				return len(s) + 24
+			}
+			c.unpack()
+		} else {
+			c.codes = append(c.codes, code)
+			return 4
+		}
+	}
+	c.data = append(c.data, s...)
+	c.offs = append(c.offs, uint32(len(c.data)))
+	return len(s) + 4
+}
+
+// unpack converts a dictionary-coded string column to packed bytes. Views
+// taken before keep the old slices.
+func (c *headColumn) unpack() {
+	c.offs = make([]uint32, 1, len(c.codes)+1024)
+	for _, code := range c.codes {
+		c.data = append(c.data, c.dictStrs[code]...)
+		c.offs = append(c.offs, uint32(len(c.data)))
+	}
+	c.dict, c.dictStrs, c.codes = nil, nil, nil
+}
+
+// add appends one normalised event. Strings are copied.
+func (h *head) add(e *event.Event, scratch []byte) []byte {
+	row := h.rows
+	tc := h.column(h.root.child("timestamp"), segment.TypeTimestamp)
+	tc.mark(row)
+	tc.n++
+	tc.ints = append(tc.ints, e.Timestamp)
+	h.bytes += 8 + h.column(h.root.child("id"), segment.TypeString).addString(row, e.ID)
+	if e.HasMessage {
+		h.bytes += h.column(h.root.child("event_message"), segment.TypeString).addString(row, e.Message)
+	}
+	for i := range e.Fields.Kids {
+		m := &e.Fields.Kids[i]
+		scratch = h.addValue(h.root.child(m.Key), row, m, scratch)
+	}
+	h.rows++
+	h.minTime = min(h.minTime, e.Timestamp)
+	h.maxTime = max(h.maxTime, e.Timestamp)
+	return scratch
+}
+
+func (h *head) addValue(n *trieNode, row int, v *event.Value, scratch []byte) []byte {
+	switch v.Kind {
+	case event.Null:
+		// Normalised events carry no nulls; tolerate them as absent.
+	case event.Bool:
+		c := h.column(n, segment.TypeBool)
+		c.mark(row)
+		c.n++
+		c.bools = append(c.bools, v.Bool())
+		h.bytes++
+	case event.Int:
+		c := h.column(n, segment.TypeInt64)
+		c.mark(row)
+		c.n++
+		c.ints = append(c.ints, v.Int())
+		h.bytes += 8
+	case event.Float:
+		c := h.column(n, segment.TypeFloat64)
+		c.mark(row)
+		c.n++
+		c.floats = append(c.floats, v.Float())
+		h.bytes += 8
+	case event.String:
+		h.bytes += h.column(n, segment.TypeString).addString(row, v.Str)
+	case event.Object:
+		c := h.column(n, segment.TypeObject)
+		c.mark(row)
+		c.n++
+		for i := range v.Kids {
+			scratch = h.addValue(n.child(v.Kids[i].Key), row, &v.Kids[i], scratch)
+		}
+	case event.Array:
+		c := h.column(n, segment.TypeArray)
+		scratch = event.AppendValue(scratch[:0], *v)
+		c.mark(row)
+		c.n++
+		c.data = append(c.data, scratch...)
+		c.offs = append(c.offs, uint32(len(c.data)))
+		h.bytes += len(scratch) + 4
+		for i := range v.Kids {
+			collectElemFields(c.elem, "", &v.Kids[i])
+		}
+	}
+	return scratch
+}
+
+// collectElemFields records the field paths and types of an array element.
+func collectElemFields(set map[segment.ElemField]struct{}, prefix string, v *event.Value) {
+	switch v.Kind {
+	case event.Object:
+		if prefix != "" {
+			set[segment.ElemField{Path: prefix, Type: segment.TypeObject}] = struct{}{}
+		}
+		for i := range v.Kids {
+			p := v.Kids[i].Key
+			if prefix != "" {
+				p = prefix + "." + p
+			}
+			if _, ok := set[segment.ElemField{Path: p, Type: kindColType(v.Kids[i].Kind)}]; !ok || v.Kids[i].Kind == event.Object {
+				collectElemFields(set, p, &v.Kids[i])
+			}
+		}
+	case event.Null:
+	default:
+		set[segment.ElemField{Path: prefix, Type: kindColType(v.Kind)}] = struct{}{}
+	}
+}
+
+func kindColType(k event.Kind) segment.ColType {
+	switch k {
+	case event.Bool:
+		return segment.TypeBool
+	case event.Int:
+		return segment.TypeInt64
+	case event.Float:
+		return segment.TypeFloat64
+	case event.String:
+		return segment.TypeString
+	case event.Object:
+		return segment.TypeObject
+	case event.Array:
+		return segment.TypeArray
+	}
+	return 0
+}
+
+// headView is a consistent, read-only picture of a head at some row count.
+type headView struct {
+	h       *head
+	rows    int
+	cols    []headColView
+	minTime int64
+	maxTime int64
+}
+
+type headColView struct {
+	path    string
+	typ     segment.ColType
+	present []uint64 // full words alias the head; the last word is a copy
+	rank    []uint32 // present values before each word (built on demand)
+	ints    []int64
+	floats  []float64
+	bools   []bool
+	dict    []string
+	codes   []uint32
+	data    []byte
+	offs    []uint32
+	elem    []segment.ElemField
+	dictMap bool
+}
+
+// view returns a view of the head as it is now. Callers hold no lock.
+func (h *head) view() *headView {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	v := &headView{h: h, rows: h.rows, minTime: h.minTime, maxTime: h.maxTime}
+	v.cols = make([]headColView, len(h.cols))
+	full := h.rows >> 6
+	for i, c := range h.cols {
+		cv := headColView{path: c.path, typ: c.typ, ints: c.ints, floats: c.floats, bools: c.bools,
+			dict: c.dictStrs, codes: c.codes, data: c.data, offs: c.offs}
+		cv.dictMap = c.dict != nil
+		// Words wholly below the row count never change again; copy the rest.
+		if len(c.present) > full {
+			cv.present = append(c.present[:full:full], c.present[full:]...)
+			if rem := uint(h.rows) & 63; rem != 0 {
+				cv.present[full] &= (1 << rem) - 1
+			}
+			cv.present = cv.present[:min(len(cv.present), (h.rows+63)>>6)]
+		} else {
+			cv.present = c.present
+		}
+		if !h.frozen && c.typ == segment.TypeArray {
+			for ef := range c.elem {
+				cv.elem = append(cv.elem, ef)
+			}
+		} else if c.typ == segment.TypeArray {
+			for ef := range c.elem {
+				cv.elem = append(cv.elem, ef)
+			}
+		}
+		v.cols[i] = cv
+	}
+	return v
+}
+
+// buildRank fills the per-word prefix counts used to find a row's value.
+func (c *headColView) buildRank() {
+	if c.rank != nil {
+		return
+	}
+	c.rank = make([]uint32, len(c.present)+1)
+	for i, w := range c.present {
+		c.rank[i+1] = c.rank[i] + uint32(bits.OnesCount64(w))
+	}
+}
+
+// valueIndex returns the packed value index of row, or -1 if absent.
+func (c *headColView) valueIndex(row int) int {
+	w := row >> 6
+	if w >= len(c.present) {
+		return -1
+	}
+	bit := uint64(1) << (uint(row) & 63)
+	word := c.present[w]
+	if word&bit == 0 {
+		return -1
+	}
+	return int(c.rank[w]) + bits.OnesCount64(word&(bit-1))
+}
+
+func (c *headColView) str(k int) string {
+	if c.codes != nil || c.dictMap {
+		return c.dict[c.codes[k]]
+	}
+	b := c.data[c.offs[k]:c.offs[k+1]]
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// isDict reports whether string values are dictionary codes.
+func (c *headColView) isDict() bool { return c.dictMap }
+
+// readRows fills dst (of vector type for c.typ) with the values of the
+// given head rows (nil rows = [from, to)).
+func (c *headColView) read(dst *vec.Vector, from, to int, rows []int32) {
+	c.buildRank()
+	n := to - from
+	if rows != nil {
+		n = len(rows)
+	}
+	t := segment.VecType(c.typ)
+	dst.Reset(t)
+	dst.Len = n
+	switch t {
+	case vec.Bool:
+		dst.Bools = growSlice(dst.Bools, n)
+	case vec.Int64, vec.Timestamp:
+		dst.Ints = growSlice(dst.Ints, n)
+	case vec.Float64:
+		dst.Floats = growSlice(dst.Floats, n)
+	case vec.String:
+		if c.isDict() {
+			dst.Codes = growSlice(dst.Codes, n)
+			dst.Dict = c.dict
+		} else {
+			dst.Strs = growSlice(dst.Strs, n)
+		}
+	}
+	for i := 0; i < n; i++ {
+		row := from + i
+		if rows != nil {
+			row = int(rows[i])
+		}
+		k := c.valueIndex(row)
+		if k < 0 {
+			if dst.Nulls == nil {
+				dst.Nulls = vec.NewBitset(n)
+			}
+			dst.Nulls.Set(i)
+			continue
+		}
+		switch c.typ {
+		case segment.TypeBool:
+			dst.Bools[i] = c.bools[k]
+		case segment.TypeObject:
+			dst.Bools[i] = true
+		case segment.TypeInt64, segment.TypeTimestamp:
+			dst.Ints[i] = c.ints[k]
+		case segment.TypeFloat64:
+			dst.Floats[i] = c.floats[k]
+		default:
+			if c.isDict() {
+				dst.Codes[i] = c.codes[k]
+			} else {
+				dst.Strs[i] = c.str(k)
+			}
+		}
+	}
+}
+
+func growSlice[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		s = s[:n]
+		clear(s)
+		return s
+	}
+	return make([]T, n)
+}

@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/segment"
+)
+
+// recordBuilder rebuilds the nested value of a record (an object path, or
+// the whole event when prefix is "") from the flattened columns under it.
+// Within one event a path holds one value, so the columns of different
+// types at one path never collide in a row.
+type recordBuilder struct {
+	cols []matCol
+}
+
+type matCol struct {
+	rel []string // path relative to the prefix
+	typ segment.ColType
+	v   *vec.Vector
+}
+
+func newRecordBuilder(cols []colRef, vecs []vec.Vector, prefix string) *recordBuilder {
+	b := &recordBuilder{}
+	for i, c := range cols {
+		var rel string
+		switch {
+		case prefix == "":
+			if c.path == "timestamp" || c.path == "id" || c.path == "event_message" {
+				continue
+			}
+			rel = c.path
+		case strings.HasPrefix(c.path, prefix+"."):
+			rel = c.path[len(prefix)+1:]
+		default:
+			continue
+		}
+		b.cols = append(b.cols, matCol{rel: strings.Split(rel, "."), typ: c.typ, v: &vecs[i]})
+	}
+	slices.SortFunc(b.cols, func(x, y matCol) int { return slices.Compare(x.rel, y.rel) })
+	return b
+}
+
+// build returns the record of row r as an Object value.
+func (b *recordBuilder) build(r int) (event.Value, error) {
+	root := event.ObjectValue()
+	for _, c := range b.cols {
+		if c.v.IsNull(r) {
+			continue
+		}
+		var val event.Value
+		switch c.typ {
+		case segment.TypeObject:
+			val = event.ObjectValue()
+		case segment.TypeBool:
+			val = event.BoolValue(c.v.Bools[r])
+		case segment.TypeInt64, segment.TypeTimestamp:
+			val = event.IntValue(c.v.Ints[r])
+		case segment.TypeFloat64:
+			val = event.FloatValue(c.v.Floats[r])
+		case segment.TypeString:
+			val = event.StringValue(c.v.StringAt(r))
+		case segment.TypeArray:
+			var err error
+			val, _, err = event.DecodeValue([]byte(c.v.StringAt(r)))
+			if err != nil {
+				return event.Value{}, err
+			}
+		}
+		insertPath(&root, c.rel, val)
+	}
+	return root, nil
+}
+
+// insertPath sets val at path under obj, creating objects on the way. An
+// object already there (from a presence column) is kept.
+func insertPath(obj *event.Value, path []string, val event.Value) {
+	cur := obj
+	for i, k := range path {
+		last := i == len(path)-1
+		child := cur.Get(k)
+		if child == nil {
+			if last {
+				cur.Kids = append(cur.Kids, event.Member(k, val))
+				return
+			}
+			cur.Kids = append(cur.Kids, event.Member(k, event.ObjectValue()))
+			child = &cur.Kids[len(cur.Kids)-1]
+		} else if last {
+			if !(val.Kind == event.Object && child.Kind == event.Object) {
+				*child = event.Member(k, val)
+			}
+			return
+		}
+		if child.Kind != event.Object {
+			*child = event.Member(k, event.ObjectValue())
+		}
+		cur = child
+	}
+}
+
+// appendBQJSON writes v in BigQuery's result shape: every object nested in a
+// record is a one-element array (a REPEATED RECORD), arrays of objects are
+// arrays of such records, scalars as JSON. The outermost object is wrapped
+// when wrap is set.
+func appendBQJSON(dst []byte, v *event.Value, wrap bool) []byte {
+	switch v.Kind {
+	case event.Object:
+		if wrap {
+			dst = append(dst, '[')
+		}
+		dst = append(dst, '{')
+		for i := range v.Kids {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, v.Kids[i].Key)
+			dst = append(dst, ':')
+			dst = appendBQJSON(dst, &v.Kids[i], true)
+		}
+		dst = append(dst, '}')
+		if wrap {
+			dst = append(dst, ']')
+		}
+	case event.Array:
+		dst = append(dst, '[')
+		for i := range v.Kids {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			// Elements of a REPEATED RECORD are records themselves.
+			dst = appendBQJSON(dst, &v.Kids[i], false)
+		}
+		dst = append(dst, ']')
+	default:
+		dst = appendScalarJSON(dst, v)
+	}
+	return dst
+}
+
+func appendScalarJSON(dst []byte, v *event.Value) []byte {
+	switch v.Kind {
+	case event.Null:
+		return append(dst, "null"...)
+	case event.Bool:
+		return strconv.AppendBool(dst, v.Bool())
+	case event.Int:
+		return strconv.AppendInt(dst, v.Int(), 10)
+	case event.Float:
+		return appendJSONFloat(dst, v.Float())
+	case event.String:
+		return appendJSONString(dst, v.Str)
+	}
+	return append(dst, "null"...)
+}
+
+// appendJSONFloat writes a float the way BigQuery results carry FLOAT64:
+// shortest round-trip form; NaN and infinities (not JSON) as strings.
+func appendJSONFloat(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Infinity"`...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}
+
+const hexChars = "0123456789abcdef"
+
+// appendJSONString writes s as a JSON string, replacing invalid UTF-8.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexChars[c>>4], hexChars[c&15])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\u202`...)
+			dst = append(dst, hexChars[r&15])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/sediment/sediment/internal/vfs"
+)
+
+// AckMode says when Append returns.
+type AckMode int
+
+const (
+	// AckSync returns once the batch is fsynced to the write-ahead log.
+	// Nothing acknowledged is lost on a crash or power failure.
+	AckSync AckMode = iota
+	// AckBuffered returns once the batch is written to the log (the OS page
+	// cache); a background fsync runs every BufferedSyncInterval. A process
+	// crash (kill -9) loses nothing; a power failure or kernel crash can
+	// lose the batches acknowledged in the last BufferedSyncInterval.
+	AckBuffered
+)
+
+func (m AckMode) String() string {
+	if m == AckBuffered {
+		return "buffered"
+	}
+	return "sync"
+}
+
+// ParseAckMode parses "sync" or "buffered".
+func ParseAckMode(s string) (AckMode, error) {
+	switch s {
+	case "sync", "":
+		return AckSync, nil
+	case "buffered":
+		return AckBuffered, nil
+	}
+	return 0, fmt.Errorf("unknown ack mode %q (sync or buffered)", s)
+}
+
+// Options configure an Engine. The zero value of every field means its
+// default; a nil *Options means all defaults.
+type Options struct {
+	// FS is the file system (default the OS).
+	FS vfs.FS
+	// Logger receives operational logs (default discards).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+
+	// AckMode (default AckSync) and, for AckBuffered, how often the log is
+	// fsynced (default 100ms).
+	AckMode              AckMode
+	BufferedSyncInterval time.Duration
+
+	// A head is frozen and flushed to a segment when it reaches HeadMaxRows
+	// rows (default 131072), HeadMaxBytes of values (default 64 MiB) or
+	// HeadMaxAge (default 10 minutes).
+	HeadMaxRows  int
+	HeadMaxBytes int
+	HeadMaxAge   time.Duration
+	// MaxFrozenHeads bounds heads waiting to be flushed per shard; past it
+	// Append returns ErrBackpressure (default 4).
+	MaxFrozenHeads int
+
+	// BlockRows is the rows per segment block (default 65536); PageBytes
+	// the target page size before compression (default 256 KiB); ZstdLevel
+	// 1..4 (default 1).
+	BlockRows int
+	PageBytes int
+	ZstdLevel int
+
+	// SegmentMaxRows is the size compaction merges small segments up to
+	// (default 2097152). CompactionInterval is how often shards are checked
+	// (default 10s); a merge needs at least CompactionMinInputs segments
+	// (default 4) below a quarter of SegmentMaxRows.
+	SegmentMaxRows      int
+	CompactionInterval  time.Duration
+	CompactionMinInputs int
+
+	// RetentionInterval is how often retention runs (default 1 minute).
+	RetentionInterval time.Duration
+
+	// TextIndexPaths are the string fields whose tokens are indexed
+	// (default event_message).
+	TextIndexPaths []string
+	// IndexMaxValueTerms drops a field from a segment's value index past
+	// this many distinct values (default 8192).
+	IndexMaxValueTerms int
+
+	// RepairWAL lets startup cut a write-ahead log at a damaged record even
+	// when valid records follow (they are lost). Off by default: startup
+	// fails with a WALCorruptError instead.
+	RepairWAL bool
+
+	// DisableBackground turns off the flush, compaction and retention
+	// goroutines; tests then call Flush, Compact and ApplyRetention.
+	DisableBackground bool
+}
+
+func (o *Options) withDefaults() (*Options, error) {
+	out := Options{}
+	if o != nil {
+		out = *o
+	}
+	if out.FS == nil {
+		out.FS = vfs.OS
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	def := func(p *int, v int) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	defDur := func(p *time.Duration, v time.Duration) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	defDur(&out.BufferedSyncInterval, 100*time.Millisecond)
+	def(&out.HeadMaxRows, 131072)
+	def(&out.HeadMaxBytes, 64<<20)
+	defDur(&out.HeadMaxAge, 10*time.Minute)
+	def(&out.MaxFrozenHeads, 4)
+	def(&out.BlockRows, 65536)
+	def(&out.PageBytes, 256<<10)
+	def(&out.ZstdLevel, 1)
+	def(&out.SegmentMaxRows, 2<<20)
+	defDur(&out.CompactionInterval, 10*time.Second)
+	def(&out.CompactionMinInputs, 4)
+	defDur(&out.RetentionInterval, time.Minute)
+	def(&out.IndexMaxValueTerms, 8192)
+	if out.TextIndexPaths == nil {
+		out.TextIndexPaths = []string{"event_message"}
+	}
+	if out.ZstdLevel > 4 {
+		return nil, errors.New("engine: ZstdLevel must be 1..4")
+	}
+	if out.BlockRows > 1<<20 {
+		return nil, errors.New("engine: BlockRows must be at most 1048576")
+	}
+	if out.AckMode != AckSync && out.AckMode != AckBuffered {
+		return nil, errors.New("engine: unknown AckMode")
+	}
+	out.SegmentMaxRows = max(out.SegmentMaxRows, out.BlockRows)
+	return &out, nil
+}

@@ -1,0 +1,1053 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/index"
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/segment"
+	"github.com/sediment/sediment/sql/scan"
+)
+
+// maxBatchRows bounds the rows of one emitted batch.
+const maxBatchRows = 1 << 16
+
+type shardScan struct {
+	sn    *Snapshot
+	req   *scan.Request
+	preds []*pred
+	units []scan.Unit
+}
+
+func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan, error) {
+	sc := &shardScan{sn: sn, req: req}
+	for _, p := range req.Filters {
+		cp, err := compilePred(p)
+		if err != nil {
+			return nil, err
+		}
+		sc.preds = append(sc.preds, cp)
+	}
+	// Cheap predicates first: ints and dictionaries before regexes.
+	sort.SliceStable(sc.preds, func(i, j int) bool { return predCost(sc.preds[i]) < predCost(sc.preds[j]) })
+	for _, p := range sn.partList() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		minT, maxT := p.timeRange()
+		if maxT < req.TimeMin || minT > req.TimeMax {
+			continue
+		}
+		if p.hv != nil {
+			sc.units = append(sc.units, &headUnit{sc: sc, p: p})
+			continue
+		}
+		if err := sc.addSegmentUnits(p); err != nil {
+			if errors.Is(err, segment.ErrCorrupt) {
+				p.seg.shard.quarantineRef(p.seg, err)
+			}
+			return nil, err
+		}
+	}
+	switch req.Order {
+	case scan.Descending:
+		sort.SliceStable(sc.units, func(i, j int) bool {
+			_, a := sc.units[i].TimeRange()
+			_, b := sc.units[j].TimeRange()
+			return a > b
+		})
+	case scan.Ascending:
+		sort.SliceStable(sc.units, func(i, j int) bool {
+			a, _ := sc.units[i].TimeRange()
+			b, _ := sc.units[j].TimeRange()
+			return a < b
+		})
+	}
+	return sc, nil
+}
+
+func predCost(p *pred) int {
+	switch {
+	case p.Op == scan.Regex && !p.litExact:
+		return 3
+	case p.Type == vec.String:
+		return 2
+	}
+	return 1
+}
+
+func (sc *shardScan) Units() []scan.Unit { return sc.units }
+func (sc *shardScan) Close() error       { return nil }
+
+// scalarCols returns the scalar columns of path in a part.
+func scalarCols(p *part, path string) []colRef {
+	var out []colRef
+	for _, c := range p.byPath[path] {
+		if c.typ != segment.TypeObject && c.typ != segment.TypeArray {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// predCols returns the physical columns a predicate reads.
+func predCols(p *part, pr *pred) []colRef {
+	switch pr.Type {
+	case vec.RowRef:
+		return typedCols(p, pr.Path, segment.TypeObject)
+	case vec.List:
+		return typedCols(p, pr.Path, segment.TypeArray)
+	}
+	return scalarCols(p, pr.Path)
+}
+
+func typedCols(p *part, path string, t segment.ColType) []colRef {
+	for _, c := range p.byPath[path] {
+		if c.typ == t {
+			return []colRef{c}
+		}
+	}
+	return nil
+}
+
+// indexKind says which value index answers a predicate on a column.
+func indexKind(c colRef, t vec.Type) (index.Kind, bool) {
+	switch {
+	case c.typ == segment.TypeInt64 && t == vec.Int64:
+		return index.KindInt, true
+	case c.typ == segment.TypeString && t == vec.String:
+		return index.KindString, true
+	case c.typ == segment.TypeBool && t == vec.Bool:
+		return index.KindBool, true
+	}
+	return 0, false
+}
+
+// termMatcher evaluates a predicate on an index term.
+func (p *pred) matchTerm(term any) bool {
+	switch x := term.(type) {
+	case string:
+		return p.matchString(x)
+	case int64:
+		if p.Op == scan.In {
+			_, ok := p.intSet[x]
+			return ok != p.Not
+		}
+		return cmpOK(p.Op, cmpInt(x, p.Args[0].Int))
+	case bool:
+		if p.Op == scan.In {
+			_, ok := p.intSet[b2i(x)]
+			return ok != p.Not
+		}
+		return cmpOK(p.Op, cmpInt(b2i(x), b2i(p.Args[0].Bool)))
+	}
+	return false
+}
+
+// indexCandidates ANDs the rows the segment's index gives for the
+// predicates it can answer. exact[i] says predicate i needs no evaluation.
+func (sc *shardScan) indexCandidates(p *part) (*roaring.Bitmap, []bool, error) {
+	exact := make([]bool, len(sc.preds))
+	ix, err := p.seg.index()
+	if err != nil || ix == nil {
+		return nil, exact, err
+	}
+	var cand *roaring.Bitmap
+	and := func(bm *roaring.Bitmap) {
+		if cand == nil {
+			cand = bm
+		} else {
+			cand.And(bm)
+		}
+	}
+	for i, pr := range sc.preds {
+		if pr.Op == scan.IsNull || pr.Op == scan.IsNotNull || pr.Type == vec.RowRef || pr.Type == vec.List {
+			continue
+		}
+		cols := scalarCols(p, pr.Path)
+		if len(cols) != 1 {
+			continue
+		}
+		if kind, ok := indexKind(cols[0], pr.Type); ok && ix.Has(pr.Path, kind) {
+			bm, _, _, err := ix.Match(pr.Path, kind, pr.matchTerm, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			and(bm)
+			exact[i] = true
+			continue
+		}
+		if cols[0].typ == segment.TypeString && pr.lit != "" && (pr.Op == scan.Contains || pr.Op == scan.Regex) && !pr.Not {
+			bm, ex, ok, err := ix.TextCandidates(pr.Path, pr.lit, false)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				and(bm)
+				exact[i] = ex && pr.litExact
+			}
+		}
+	}
+	return cand, exact, nil
+}
+
+func (sc *shardScan) addSegmentUnits(p *part) error {
+	cand, exact, err := sc.indexCandidates(p)
+	if err != nil {
+		return err
+	}
+	if cand != nil && cand.IsEmpty() {
+		return nil
+	}
+	r := p.seg.r
+	for b := 0; b < r.NumBlocks(); b++ {
+		bi := r.Block(b)
+		if bi.MaxTime < sc.req.TimeMin || bi.MinTime > sc.req.TimeMax {
+			continue
+		}
+		if cand != nil && !cand.IntersectsWithInterval(uint64(bi.FirstRow), uint64(bi.FirstRow+bi.Rows)) {
+			continue
+		}
+		ok, err := sc.blockMayMatch(p, b)
+		if err != nil {
+			return err
+		}
+		if ok {
+			sc.units = append(sc.units, &segUnit{sc: sc, p: p, b: b, bi: bi, cand: cand, exact: exact})
+		}
+	}
+	return nil
+}
+
+// blockMayMatch prunes a block by its chunks' presence, value ranges and
+// dictionaries.
+func (sc *shardScan) blockMayMatch(p *part, b int) (bool, error) {
+	r := p.seg.r
+	for _, pr := range sc.preds {
+		if pr.Op == scan.IsNull {
+			continue
+		}
+		cols := predCols(p, pr)
+		present := false
+		for _, c := range cols {
+			if _, ok := r.Chunk(b, c.idx); ok {
+				present = true
+			}
+		}
+		if !present {
+			return false, nil // NULL everywhere: no row can satisfy it
+		}
+		if len(cols) != 1 || pr.Op == scan.IsNotNull {
+			continue
+		}
+		c := cols[0]
+		ci, _ := r.Chunk(b, c.idx)
+		switch {
+		case (c.typ == segment.TypeInt64 && pr.Type == vec.Int64 || c.typ == segment.TypeTimestamp && pr.Type == vec.Timestamp) && ci.HasNumRange:
+			if !rangeMayMatch(pr, ci.MinInt, ci.MaxInt) {
+				return false, nil
+			}
+		case c.typ == segment.TypeString && pr.Type == vec.String:
+			if pr.Op == scan.Eq {
+				x := pr.Args[0].Str
+				if ci.HasMinStr && x < ci.MinStr || ci.HasMaxStr && x > ci.MaxStr {
+					return false, nil
+				}
+			}
+			if ci.DictEntries > 0 && (pr.Op == scan.Eq || pr.Op == scan.In || pr.Op == scan.Regex || pr.Op == scan.Contains || pr.Op == scan.StartsWith) {
+				dict, err := r.DictStrings(b, c.idx)
+				if err != nil {
+					return false, err
+				}
+				if !slices.ContainsFunc(dict, pr.matchString) {
+					return false, nil
+				}
+			}
+		}
+	}
+	return true, nil
+}
+
+func rangeMayMatch(pr *pred, lo, hi int64) bool {
+	if pr.Op == scan.In {
+		for x := range pr.intSet {
+			if x >= lo && x <= hi {
+				return true
+			}
+		}
+		return pr.Not
+	}
+	if len(pr.Args) == 0 {
+		return true
+	}
+	x := pr.Args[0].Int
+	switch pr.Op {
+	case scan.Eq:
+		return x >= lo && x <= hi
+	case scan.Lt:
+		return lo < x
+	case scan.Le:
+		return lo <= x
+	case scan.Gt:
+		return hi > x
+	case scan.Ge:
+		return hi >= x
+	}
+	return true
+}
+
+// reader abstracts reading physical columns of a segment block or a head.
+type colReader interface {
+	// read fills dst with column c over [a, z) (rows nil) or the listed
+	// rows (compacted).
+	read(c colRef, a, z int, rows []int32, dst *vec.Vector) error
+}
+
+type blockReader struct {
+	r       *segment.Reader
+	b       int
+	scratch vec.Vector
+}
+
+func (br *blockReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
+	if rows != nil {
+		return br.r.ReadRows(br.b, c.idx, rows, dst, &br.scratch)
+	}
+	return br.r.ReadColumn(br.b, c.idx, a, z, dst)
+}
+
+type headReader struct{ hv *headView }
+
+func (hr headReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
+	hr.hv.cols[c.idx].read(dst, a, z, rows)
+	return nil
+}
+
+// readLogical reads a field as type t from its physical columns, widening
+// values of other types (see Snapshot.Schema), over [a, z) or rows.
+func readLogical(cr colReader, cols []colRef, t vec.Type, a, z int, rows []int32, dst *vec.Vector) error {
+	n := z - a
+	if rows != nil {
+		n = len(rows)
+	}
+	if len(cols) == 1 && (segment.VecType(cols[0].typ) == t || t == vec.RowRef || t == vec.List) {
+		return cr.read(cols[0], a, z, rows, dst)
+	}
+	out := &vec.Vector{Type: t, Len: n, Nulls: vec.NewBitset(n)}
+	for i := 0; i < n; i++ {
+		out.Nulls.Set(i)
+	}
+	switch t {
+	case vec.Bool:
+		out.Bools = make([]bool, n)
+	case vec.Float64:
+		out.Floats = make([]float64, n)
+	case vec.String, vec.JSON:
+		out.Strs = make([]string, n)
+	default:
+		out.Ints = make([]int64, n)
+	}
+	var tmp vec.Vector
+	for _, c := range cols {
+		if err := cr.read(c, a, z, rows, &tmp); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			if tmp.IsNull(i) || !out.Nulls.Get(i) {
+				continue
+			}
+			if convertValue(&tmp, i, c.typ, out, t) {
+				out.Nulls.Clear(i)
+			}
+		}
+	}
+	if !out.Nulls.Any() {
+		out.Nulls = nil
+	}
+	*dst = *out
+	return nil
+}
+
+// convertValue widens row i of src (physical type ct) into dst as t.
+func convertValue(src *vec.Vector, i int, ct segment.ColType, dst *vec.Vector, t vec.Type) bool {
+	switch t {
+	case vec.String, vec.JSON:
+		switch ct {
+		case segment.TypeString:
+			dst.Strs[i] = src.StringAt(i)
+		case segment.TypeInt64, segment.TypeTimestamp:
+			dst.Strs[i] = strconv.FormatInt(src.Ints[i], 10)
+		case segment.TypeFloat64:
+			dst.Strs[i] = strconv.FormatFloat(src.Floats[i], 'g', -1, 64)
+		case segment.TypeBool:
+			dst.Strs[i] = strconv.FormatBool(src.Bools[i])
+		default:
+			return false
+		}
+	case vec.Float64:
+		switch ct {
+		case segment.TypeFloat64:
+			dst.Floats[i] = src.Floats[i]
+		case segment.TypeInt64:
+			dst.Floats[i] = float64(src.Ints[i])
+		default:
+			return false
+		}
+	case vec.Int64, vec.Timestamp:
+		switch ct {
+		case segment.TypeInt64, segment.TypeTimestamp:
+			dst.Ints[i] = src.Ints[i]
+		default:
+			return false
+		}
+	case vec.Bool:
+		if ct != segment.TypeBool {
+			return false
+		}
+		dst.Bools[i] = src.Bools[i]
+	default:
+		return false
+	}
+	return true
+}
+
+// evalPreds applies predicates (skipping those marked done) to the rows
+// of [lo, hi) in sel (nil = all), returning the rows that pass.
+func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, sel []int32) ([]int32, error) {
+	var v vec.Vector
+	for i, pr := range sc.preds {
+		if done != nil && done[i] {
+			continue
+		}
+		if sel != nil && len(sel) == 0 {
+			return sel, nil
+		}
+		cols := predCols(p, pr)
+		if len(cols) == 0 {
+			if pr.Op == scan.IsNull {
+				continue
+			}
+			return []int32{}, nil
+		}
+		a, z := lo, hi
+		if sel != nil {
+			a, z = int(sel[0]), int(sel[len(sel)-1])+1
+		}
+		var rows []int32
+		if sel != nil && len(sel)*8 < z-a {
+			rows = sel
+		}
+		if err := readLogical(cr, cols, predReadType(pr), a, z, rows, &v); err != nil {
+			return nil, err
+		}
+		var local []int32
+		switch {
+		case rows != nil:
+			local = nil // evaluate over the compacted vector, all rows
+		case sel != nil:
+			local = make([]int32, len(sel))
+			for k, r := range sel {
+				local[k] = r - int32(a)
+			}
+		}
+		res := pr.eval(&v, local)
+		out := make([]int32, len(res))
+		for k, r := range res {
+			if rows != nil {
+				out[k] = rows[r]
+			} else {
+				out[k] = r + int32(a)
+			}
+		}
+		sel = out
+	}
+	if sel == nil {
+		sel = make([]int32, hi-lo)
+		for i := range sel {
+			sel[i] = int32(lo + i)
+		}
+	}
+	return sel, nil
+}
+
+func predReadType(pr *pred) vec.Type {
+	switch pr.Type {
+	case vec.RowRef:
+		return vec.RowRef
+	case vec.List:
+		return vec.List
+	}
+	return pr.Type
+}
+
+// segUnit is one block of a segment.
+type segUnit struct {
+	sc    *shardScan
+	p     *part
+	b     int
+	bi    segment.BlockInfo
+	cand  *roaring.Bitmap
+	exact []bool
+}
+
+func (u *segUnit) TimeRange() (int64, int64) { return u.bi.MinTime, u.bi.MaxTime }
+func (u *segUnit) Rows() int                 { return u.bi.Rows }
+func (u *segUnit) Sorted() bool              { return true }
+
+// selectRows returns the block rows passing the time range and every
+// predicate, ascending. With limit > 0 and an order only the first limit
+// rows in that order are kept, evaluating windows from that end so that a
+// newest-first query touches only the newest pages.
+func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockReader, error) {
+	req := u.sc.req
+	br := &blockReader{r: u.p.seg.r, b: u.b}
+	rows := u.bi.Rows
+	lo, hi := 0, rows
+	if req.TimeMin > u.bi.MinTime || req.TimeMax < u.bi.MaxTime {
+		tsCol := typedCols(u.p, "timestamp", segment.TypeTimestamp)
+		var ts vec.Vector
+		if err := br.read(tsCol[0], 0, rows, nil, &ts); err != nil {
+			return nil, nil, err
+		}
+		lo = sort.Search(rows, func(i int) bool { return ts.Ints[i] >= req.TimeMin })
+		hi = sort.Search(rows, func(i int) bool { return ts.Ints[i] > req.TimeMax })
+		if lo >= hi {
+			return nil, br, nil
+		}
+	}
+	var base []int32
+	if u.cand != nil {
+		first := uint32(u.bi.FirstRow)
+		it := u.cand.Iterator()
+		it.AdvanceIfNeeded(first + uint32(lo))
+		for it.HasNext() {
+			x := it.Next()
+			if x >= first+uint32(hi) {
+				break
+			}
+			base = append(base, int32(x-first))
+		}
+		if len(base) == 0 {
+			return nil, br, nil
+		}
+	}
+	pending := false
+	for i := range u.sc.preds {
+		if !u.exact[i] {
+			pending = true
+		}
+	}
+	if !pending {
+		sel := base
+		if sel == nil {
+			sel = make([]int32, hi-lo)
+			for i := range sel {
+				sel[i] = int32(lo + i)
+			}
+		}
+		return trimToLimit(sel, limit, req.Order), br, nil
+	}
+	if limit <= 0 || req.Order == scan.Unordered {
+		sel, err := u.sc.evalPreds(u.p, br, u.exact, lo, hi, base)
+		return sel, br, err
+	}
+	// Windows from the wanted end, doubling, until limit rows pass.
+	var got []int32
+	w := 4096
+	for a, z := lo, hi; a < z && len(got) < limit; w *= 2 {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		wa, wz := a, min(z, a+w)
+		if req.Order == scan.Descending {
+			wa, wz = max(a, z-w), z
+		}
+		var wbase []int32
+		if base != nil {
+			i := sort.Search(len(base), func(k int) bool { return base[k] >= int32(wa) })
+			j := sort.Search(len(base), func(k int) bool { return base[k] >= int32(wz) })
+			wbase = base[i:j:j]
+			if len(wbase) == 0 {
+				if req.Order == scan.Descending {
+					z = wa
+				} else {
+					a = wz
+				}
+				continue
+			}
+		}
+		sel, err := u.sc.evalPreds(u.p, br, u.exact, wa, wz, wbase)
+		if err != nil {
+			return nil, nil, err
+		}
+		if req.Order == scan.Descending {
+			got = append(sel, got...)
+			z = wa
+		} else {
+			got = append(got, sel...)
+			a = wz
+		}
+	}
+	return trimToLimit(got, limit, req.Order), br, nil
+}
+
+func trimToLimit(sel []int32, limit int, order scan.Order) []int32 {
+	if limit <= 0 || len(sel) <= limit || order == scan.Unordered {
+		return sel
+	}
+	if order == scan.Descending {
+		return sel[len(sel)-limit:]
+	}
+	return sel[:limit]
+}
+
+func (u *segUnit) Read(ctx context.Context, emit func(*vec.Batch) error) error {
+	sel, br, err := u.selectRows(ctx, u.sc.req.Limit)
+	if err == nil && len(sel) > 0 {
+		err = u.sc.emitRows(ctx, u.p, br, u.bi.FirstRow, sel, emit)
+	}
+	return u.checkCorrupt(err)
+}
+
+func (u *segUnit) checkCorrupt(err error) error {
+	if err != nil && errors.Is(err, segment.ErrCorrupt) {
+		u.p.seg.shard.quarantineRef(u.p.seg, err)
+	}
+	return err
+}
+
+func (u *segUnit) Count(ctx context.Context) (int64, error) {
+	sel, _, err := u.selectRows(ctx, 0)
+	return int64(len(sel)), u.checkCorrupt(err)
+}
+
+// emitRows builds batches of the requested columns for the selected rows
+// (part-relative row numbers offset by base for RowRefs).
+func (sc *shardScan) emitRows(ctx context.Context, p *part, cr colReader, base int, sel []int32, emit func(*vec.Batch) error) error {
+	for len(sel) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		chunk := sel[:min(len(sel), maxBatchRows)]
+		sel = sel[len(chunk):]
+		b, err := sc.buildBatch(p, cr, base, chunk)
+		if err != nil {
+			return err
+		}
+		if err := emit(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (sc *shardScan) buildBatch(p *part, cr colReader, base int, sel []int32) (*vec.Batch, error) {
+	a, z := int(sel[0]), int(sel[len(sel)-1])+1
+	ascending := true
+	for i := 1; i < len(sel); i++ {
+		if sel[i] <= sel[i-1] {
+			ascending = false
+			break
+		}
+	}
+	b := &vec.Batch{}
+	var rows []int32
+	if ascending && len(sel)*2 >= z-a {
+		b.Len = z - a
+		if len(sel) != z-a {
+			b.Sel = make([]int32, len(sel))
+			for i, r := range sel {
+				b.Sel[i] = r - int32(a)
+			}
+		}
+	} else {
+		rows = sel
+		b.Len = len(sel)
+	}
+	rowAt := func(i int) int {
+		if rows != nil {
+			return int(rows[i])
+		}
+		return a + i
+	}
+	for _, col := range sc.req.Columns {
+		v := &vec.Vector{}
+		switch col.Kind {
+		case scan.Value:
+			cols := scalarCols(p, col.Path)
+			if len(cols) == 0 {
+				v = allNull(col.Type, b.Len)
+			} else if err := readLogical(cr, cols, col.Type, a, z, rows, v); err != nil {
+				return nil, err
+			}
+		case scan.Record:
+			var pres vec.Vector
+			cols := typedCols(p, col.Path, segment.TypeObject)
+			v.Type, v.Len, v.Ints = vec.RowRef, b.Len, make([]int64, b.Len)
+			if len(cols) == 0 {
+				v = allNull(vec.RowRef, b.Len)
+				break
+			}
+			if err := cr.read(cols[0], a, z, rows, &pres); err != nil {
+				return nil, err
+			}
+			for i := 0; i < b.Len; i++ {
+				if pres.IsNull(i) {
+					if v.Nulls == nil {
+						v.Nulls = vec.NewBitset(b.Len)
+					}
+					v.Nulls.Set(i)
+					continue
+				}
+				v.Ints[i] = int64(p.id)<<32 | int64(base+rowAt(i))
+			}
+		case scan.ArrayOf:
+			cols := typedCols(p, col.Path, segment.TypeArray)
+			var blobs vec.Vector
+			if len(cols) == 0 {
+				blobs = *allNull(vec.String, b.Len)
+			} else if err := cr.read(cols[0], a, z, rows, &blobs); err != nil {
+				return nil, err
+			}
+			lv, err := buildList(&blobs, col)
+			if err != nil {
+				return nil, err
+			}
+			v = lv
+		}
+		b.Cols = append(b.Cols, v)
+	}
+	return b, nil
+}
+
+func allNull(t vec.Type, n int) *vec.Vector {
+	v := &vec.Vector{Type: t, Len: n, Nulls: vec.NewBitset(n)}
+	for i := 0; i < n; i++ {
+		v.Nulls.Set(i)
+	}
+	switch t {
+	case vec.Bool:
+		v.Bools = make([]bool, n)
+	case vec.Float64:
+		v.Floats = make([]float64, n)
+	case vec.String, vec.JSON:
+		v.Strs = make([]string, n)
+	case vec.List:
+		v.Offsets = make([]int32, n+1)
+		v.Elem = &vec.Vector{Type: vec.Unknown}
+	default:
+		v.Ints = make([]int64, n)
+	}
+	return v
+}
+
+// headUnit is (the matching rows of) an in-memory head, emitted sorted by
+// time so that a limit can be applied here.
+type headUnit struct {
+	sc *shardScan
+	p  *part
+}
+
+func (u *headUnit) TimeRange() (int64, int64) { return u.p.hv.minTime, u.p.hv.maxTime }
+func (u *headUnit) Rows() int                 { return u.p.hv.rows }
+func (u *headUnit) Sorted() bool              { return true }
+
+func (u *headUnit) selectRows(ctx context.Context, limit int) ([]int32, error) {
+	hv := u.p.hv
+	req := u.sc.req
+	cr := headReader{hv}
+	sel, err := u.sc.evalPreds(u.p, cr, nil, 0, hv.rows, nil)
+	if err != nil {
+		return nil, err
+	}
+	needTime := req.TimeMin > hv.minTime || req.TimeMax < hv.maxTime
+	if !needTime && (limit <= 0 || req.Order == scan.Unordered || len(sel) <= limit) {
+		return sel, nil
+	}
+	tsCol := typedCols(u.p, "timestamp", segment.TypeTimestamp)
+	var ts vec.Vector
+	if err := cr.read(tsCol[0], 0, hv.rows, sel, &ts); err != nil {
+		return nil, err
+	}
+	type rowTS struct {
+		row int32
+		ts  int64
+	}
+	kept := make([]rowTS, 0, len(sel))
+	for i, r := range sel {
+		if t := ts.Ints[i]; t >= req.TimeMin && t <= req.TimeMax {
+			kept = append(kept, rowTS{r, t})
+		}
+	}
+	if limit > 0 && req.Order != scan.Unordered && len(kept) > limit {
+		sort.SliceStable(kept, func(i, j int) bool { return kept[i].ts < kept[j].ts })
+		if req.Order == scan.Descending {
+			kept = kept[len(kept)-limit:]
+		} else {
+			kept = kept[:limit]
+		}
+	}
+	out := make([]int32, len(kept))
+	for i, k := range kept {
+		out[i] = k.row
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (u *headUnit) Read(ctx context.Context, emit func(*vec.Batch) error) error {
+	sel, err := u.selectRows(ctx, u.sc.req.Limit)
+	if err != nil || len(sel) == 0 {
+		return err
+	}
+	return u.sc.emitRows(ctx, u.p, headReader{u.p.hv}, 0, sel, emit)
+}
+
+func (u *headUnit) Count(ctx context.Context) (int64, error) {
+	sel, err := u.selectRows(ctx, 0)
+	return int64(len(sel)), err
+}
+
+// buildList decodes array values into a List vector shaped as col asks.
+func buildList(blobs *vec.Vector, col scan.Column) (*vec.Vector, error) {
+	n := blobs.Len
+	out := &vec.Vector{Type: vec.List, Len: n, Offsets: make([]int32, n+1)}
+	var elems []event.Value
+	for i := 0; i < n; i++ {
+		if blobs.IsNull(i) {
+			if out.Nulls == nil {
+				out.Nulls = vec.NewBitset(n)
+			}
+			out.Nulls.Set(i)
+		} else {
+			v, _, err := event.DecodeValue([]byte(blobs.StringAt(i)))
+			if err != nil {
+				return nil, &segment.CorruptError{Path: "array value", Offset: -1, Section: "column " + col.Path, Err: err}
+			}
+			elems = append(elems, v.Kids...)
+		}
+		out.Offsets[i+1] = int32(len(elems))
+	}
+	if len(col.Elem) == 0 {
+		out.Elem = valuesVector(elems, nil, col.Type, false)
+		return out, nil
+	}
+	st := &vec.Vector{Type: vec.Struct, Len: len(elems)}
+	for _, ec := range col.Elem {
+		var path []string
+		if ec.Path != "" {
+			path = splitPath(ec.Path)
+		}
+		st.Names = append(st.Names, ec.Path)
+		st.Children = append(st.Children, valuesVector(elems, path, ec.Type, ec.Kind == scan.Record))
+	}
+	out.Elem = st
+	return out, nil
+}
+
+func splitPath(p string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] == '.' {
+			out = append(out, p[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, p[start:])
+}
+
+// valuesVector extracts path from each value as type t (records as
+// BigQuery-shaped JSON text when record is set).
+func valuesVector(vals []event.Value, path []string, t vec.Type, record bool) *vec.Vector {
+	n := len(vals)
+	if record {
+		t = vec.JSON
+	}
+	out := allNull(t, n)
+	for i := range vals {
+		v := &vals[i]
+		if len(path) > 0 {
+			v = v.Path(path...)
+			if v == nil {
+				continue
+			}
+		}
+		if record {
+			if v.Kind == event.Object || v.Kind == event.Array {
+				out.Strs[i] = string(appendBQJSON(nil, v, false))
+				out.Nulls.Clear(i)
+			}
+			continue
+		}
+		if setScalar(out, i, v, t) {
+			out.Nulls.Clear(i)
+		}
+	}
+	if !out.Nulls.Any() {
+		out.Nulls = nil
+	}
+	return out
+}
+
+func setScalar(out *vec.Vector, i int, v *event.Value, t vec.Type) bool {
+	switch t {
+	case vec.String, vec.JSON:
+		switch v.Kind {
+		case event.String:
+			out.Strs[i] = v.Str
+		case event.Int:
+			out.Strs[i] = strconv.FormatInt(v.Int(), 10)
+		case event.Float:
+			out.Strs[i] = strconv.FormatFloat(v.Float(), 'g', -1, 64)
+		case event.Bool:
+			out.Strs[i] = strconv.FormatBool(v.Bool())
+		case event.Object, event.Array:
+			out.Strs[i] = string(appendBQJSON(nil, v, false))
+		default:
+			return false
+		}
+	case vec.Int64:
+		if v.Kind != event.Int {
+			return false
+		}
+		out.Ints[i] = v.Int()
+	case vec.Float64:
+		switch v.Kind {
+		case event.Int:
+			out.Floats[i] = float64(v.Int())
+		case event.Float:
+			out.Floats[i] = v.Float()
+		default:
+			return false
+		}
+	case vec.Bool:
+		if v.Kind != event.Bool {
+			return false
+		}
+		out.Bools[i] = v.Bool()
+	default:
+		return false
+	}
+	return true
+}
+
+// Materialize writes the JSON of the records refs point at (see scan.Scan).
+func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool, refs []int64, dst []string) error {
+	parts := sc.sn.partList()
+	byPart := map[int][]int{} // part → indexes into refs
+	for i, ref := range refs {
+		pid := int(ref >> 32)
+		if pid < 0 || pid >= len(parts) {
+			return errors.New("engine: row reference from another scan")
+		}
+		byPart[pid] = append(byPart[pid], i)
+	}
+	for pid, idxs := range byPart {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p := parts[pid]
+		var cols []colRef
+		for cp, cs := range p.byPath {
+			if hasPrefixPath(cp, path) {
+				cols = append(cols, cs...)
+			}
+		}
+		sort.Slice(idxs, func(i, j int) bool { return refs[idxs[i]] < refs[idxs[j]] })
+		emit := func(cr colReader, rows []int32, at []int) error {
+			vecs := make([]vec.Vector, len(cols))
+			for k, c := range cols {
+				if err := cr.read(c, 0, 0, rows, &vecs[k]); err != nil {
+					return err
+				}
+			}
+			rb := newRecordBuilder(cols, vecs, path)
+			for k := range rows {
+				v, err := rb.build(k)
+				if err != nil {
+					return err
+				}
+				dst[at[k]] = string(appendBQJSON(nil, &v, asArray))
+			}
+			return nil
+		}
+		if p.hv != nil {
+			rows := make([]int32, len(idxs))
+			for k, i := range idxs {
+				rows[k] = int32(refs[i] & 0xffffffff)
+			}
+			at := make([]int, len(idxs))
+			copy(at, idxs)
+			if err := emit(headReader{p.hv}, rows, at); err != nil {
+				return err
+			}
+			continue
+		}
+		r := p.seg.r
+		for start := 0; start < len(idxs); {
+			row := int(refs[idxs[start]] & 0xffffffff)
+			b := sort.Search(r.NumBlocks(), func(k int) bool { bi := r.Block(k); return bi.FirstRow+bi.Rows > row })
+			if b >= r.NumBlocks() {
+				return errors.New("engine: row reference out of range")
+			}
+			bi := r.Block(b)
+			end := start
+			var rows []int32
+			var at []int
+			for end < len(idxs) {
+				rr := int(refs[idxs[end]] & 0xffffffff)
+				if rr >= bi.FirstRow+bi.Rows {
+					break
+				}
+				rows = append(rows, int32(rr-bi.FirstRow))
+				at = append(at, idxs[end])
+				end++
+			}
+			if err := emitDedup(&blockReader{r: r, b: b}, rows, at, emit, dst); err != nil {
+				if errors.Is(err, segment.ErrCorrupt) {
+					p.seg.shard.quarantineRef(p.seg, err)
+				}
+				return err
+			}
+			start = end
+		}
+	}
+	return nil
+}
+
+// emitDedup materialises unique rows once and copies the text to
+// duplicates (the same record referenced several times).
+func emitDedup(cr colReader, rows []int32, at []int, emit func(colReader, []int32, []int) error, dst []string) error {
+	uniq := rows[:0:0]
+	var uat []int
+	var dupOf []int
+	for k, r := range rows {
+		if len(uniq) > 0 && uniq[len(uniq)-1] == r {
+			dupOf = append(dupOf, k)
+			continue
+		}
+		uniq = append(uniq, r)
+		uat = append(uat, at[k])
+		dupOf = append(dupOf, -1)
+	}
+	if err := emit(cr, uniq, uat); err != nil {
+		return err
+	}
+	last := -1
+	for k := range rows {
+		if dupOf[k] == -1 {
+			last = at[k]
+		} else {
+			dst[at[k]] = dst[last]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,764 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/index"
+	"github.com/sediment/sediment/segment"
+)
+
+// ErrBackpressure is returned by Append when flushing cannot keep up and
+// the shard refuses more events for now; callers answer 429.
+var ErrBackpressure = errors.New("engine: ingest buffer full")
+
+// ErrClosed is returned by operations on a closed shard or engine.
+var ErrClosed = errors.New("engine: closed")
+
+// Shard holds the events of one source: a write-ahead log, the head, heads
+// being flushed, and sealed segments, each under its own directory:
+//
+//	<dir>/wal/<seq>.wal
+//	<dir>/segments/<id>.seg
+//	<dir>/quarantine/<id>.seg   segments found damaged
+type Shard struct {
+	id   string
+	dir  string
+	opts *Options
+	eng  *Engine
+
+	walDir, segDir, quarDir string
+
+	// Write path: Append hands records to the committer goroutine, which
+	// writes them (one write and one fsync per group), inserts the events
+	// into the head and acknowledges.
+	reqs chan *appendReq
+	// enqMu orders enqueues against close: senders hold it shared, close
+	// takes it exclusively before stopping the committer, so no request is
+	// queued after the committer's final drain. The committer never takes
+	// it, so a sender blocked on a full queue cannot deadlock close.
+	enqMu     sync.RWMutex
+	enqClosed bool
+	walMu     sync.Mutex // guards wal for the buffered-mode syncer
+	wal       *walWriter
+	walSeq    uint64
+	stopping  chan struct{}
+	wg        sync.WaitGroup
+
+	// mu guards the head pointer, frozen heads and the segment list.
+	mu      sync.RWMutex
+	head    *head
+	frozen  []*head
+	segs    []*segRef // sorted by minTime, then id
+	nextSeg uint64
+	// failed is set when the log could not be written: the shard then
+	// refuses events, since it cannot promise durability.
+	failed error
+
+	flushKick chan struct{}
+	flushMu   sync.Mutex // one flush at a time
+	compactMu sync.Mutex // one compaction at a time
+
+	// Retention in days; 0 keeps everything.
+	retentionDays atomic.Int64
+
+	stats shardCounters
+}
+
+type shardCounters struct {
+	appended       atomic.Int64
+	futureDropped  atomic.Int64
+	flushes        atomic.Int64
+	compactions    atomic.Int64
+	segmentsPurged atomic.Int64
+	quarantined    atomic.Int64
+	walBytesCut    atomic.Int64
+}
+
+type appendReq struct {
+	rec    []byte
+	events []event.Event
+	rotate bool // freeze the head (no events)
+	done   chan error
+}
+
+// segRef is a segment with reference counting: the shard's list holds one
+// reference and every snapshot one more; the file is deleted only when a
+// removed segment's last reference goes.
+type segRef struct {
+	id      uint64
+	path    string
+	r       *segment.Reader
+	meta    segMeta
+	refs    atomic.Int32
+	removed atomic.Bool
+	shard   *Shard
+
+	ixOnce sync.Once
+	ix     *index.Index
+	ixErr  error
+
+	colsOnce sync.Once
+	byPath   map[string][]colRef
+}
+
+func (s *segRef) acquire() { s.refs.Add(1) }
+
+func (s *segRef) release() {
+	if s.refs.Add(-1) == 0 && s.removed.Load() {
+		s.r.Close()
+		if err := s.shard.opts.FS.Remove(s.path); err != nil {
+			s.shard.opts.Logger.Warn("remove segment", "shard", s.shard.id, "segment", s.id, "err", err)
+		}
+	}
+}
+
+// index returns the segment's index (nil if it has none), opened once.
+func (s *segRef) index() (*index.Index, error) {
+	s.ixOnce.Do(func() {
+		dir, err := s.r.Section(sectionIndex)
+		if err != nil || dir == nil {
+			s.ixErr = err
+			return
+		}
+		s.ix, s.ixErr = index.Open(dir, s.r)
+		if s.ixErr != nil {
+			s.ixErr = &segment.CorruptError{Path: s.path, Offset: -1, Section: "index", Err: s.ixErr}
+		}
+	})
+	return s.ix, s.ixErr
+}
+
+// Segment sections written by the engine.
+const (
+	sectionIndex = "index"
+	sectionMeta  = "meta"
+	metaVersion  = 1
+)
+
+// segMeta is the engine's record in each segment: which WAL generations it
+// covers and which segments it replaces (for compaction crash recovery).
+type segMeta struct {
+	walLast  uint64
+	created  int64
+	replaces []uint64
+}
+
+func (m segMeta) encode() []byte {
+	b := []byte{metaVersion}
+	b = binary.AppendUvarint(b, m.walLast)
+	b = binary.AppendVarint(b, m.created)
+	b = binary.AppendUvarint(b, uint64(len(m.replaces)))
+	for _, id := range m.replaces {
+		b = binary.AppendUvarint(b, id)
+	}
+	return b
+}
+
+func decodeSegMeta(b []byte) (segMeta, error) {
+	var m segMeta
+	if len(b) < 1 || b[0] != metaVersion {
+		return m, errors.New("bad segment meta version")
+	}
+	b = b[1:]
+	var n int
+	m.walLast, n = binary.Uvarint(b)
+	if n <= 0 {
+		return m, errors.New("bad segment meta")
+	}
+	b = b[n:]
+	m.created, n = binary.Varint(b)
+	if n <= 0 {
+		return m, errors.New("bad segment meta")
+	}
+	b = b[n:]
+	cnt, n := binary.Uvarint(b)
+	if n <= 0 || cnt > uint64(len(b)) {
+		return m, errors.New("bad segment meta")
+	}
+	b = b[n:]
+	for i := uint64(0); i < cnt; i++ {
+		id, n := binary.Uvarint(b)
+		if n <= 0 {
+			return m, errors.New("bad segment meta")
+		}
+		m.replaces = append(m.replaces, id)
+		b = b[n:]
+	}
+	return m, nil
+}
+
+func segName(id uint64) string { return fmt.Sprintf("%016x.seg", id) }
+
+// openShard recovers a shard from its directory: opens segments (damaged
+// ones are quarantined), finishes interrupted compactions, drops WAL files
+// already flushed, replays the rest into the head and starts a new WAL file.
+func openShard(e *Engine, id, dir string) (*Shard, error) {
+	opts := e.opts
+	s := &Shard{id: id, dir: dir, opts: opts, eng: e,
+		walDir:    filepath.Join(dir, "wal"),
+		segDir:    filepath.Join(dir, "segments"),
+		quarDir:   filepath.Join(dir, "quarantine"),
+		reqs:      make(chan *appendReq, 1024),
+		stopping:  make(chan struct{}),
+		flushKick: make(chan struct{}, 1),
+	}
+	for _, d := range []string{s.walDir, s.segDir, s.quarDir} {
+		if err := opts.FS.MkdirAll(d); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.loadSegments(); err != nil {
+		return nil, err
+	}
+	covered := uint64(0)
+	for _, sg := range s.segs {
+		covered = max(covered, sg.meta.walLast)
+	}
+	names, err := opts.FS.List(s.walDir)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []uint64
+	for _, n := range names {
+		if seq, ok := parseSeqName(n, ".wal"); ok {
+			seqs = append(seqs, seq)
+		} else {
+			// Leftover temporary files from an interrupted operation.
+			opts.FS.Remove(filepath.Join(s.walDir, n))
+		}
+	}
+	slices.Sort(seqs)
+	first := covered + 1
+	if len(seqs) > 0 {
+		first = max(first, seqs[0])
+	}
+	s.head = newHead(opts.Now(), first)
+	var replayed []uint64
+	next := first
+	for i, seq := range seqs {
+		path := filepath.Join(s.walDir, walName(seq))
+		if seq <= covered {
+			if err := opts.FS.Remove(path); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		last := i == len(seqs)-1
+		var scratch []byte
+		records := 0
+		dropped, err := walReplay(opts.FS, path, last || opts.RepairWAL, func(evs []event.Event) error {
+			records++
+			for j := range evs {
+				scratch = s.head.add(&evs[j], scratch)
+			}
+			return nil
+		})
+		if err != nil {
+			var wce *WALCorruptError
+			if errors.As(err, &wce) && opts.RepairWAL {
+				opts.Logger.Error("wal corrupt: cutting at damaged record as RepairWAL asks", "shard", id, "file", path, "offset", wce.Offset)
+				if terr := truncateFile(opts.FS, path, wce.Offset, false); terr != nil {
+					return nil, terr
+				}
+			} else {
+				return nil, fmt.Errorf("shard %s: replay: %w", id, err)
+			}
+		}
+		if dropped > 0 {
+			s.stats.walBytesCut.Add(dropped)
+			opts.Logger.Warn("wal torn tail cut", "shard", id, "file", path, "bytes", dropped)
+		}
+		if records == 0 {
+			// Nothing to keep: an idle restart or a clean close.
+			if err := opts.FS.Remove(path); err != nil {
+				return nil, err
+			}
+			if err := opts.FS.SyncDir(s.walDir); err != nil {
+				return nil, err
+			}
+		} else if len(replayed) == 0 {
+			s.head.walFirst = seq
+		}
+		if records > 0 {
+			replayed = append(replayed, seq)
+		}
+		next = max(next, seq+1)
+	}
+	s.head.walLast = next
+	w, err := createWAL(opts.FS, s.walDir, next)
+	if err != nil {
+		return nil, err
+	}
+	s.wal, s.walSeq = w, next
+	s.wg.Add(1)
+	go s.committer()
+	if opts.AckMode == AckBuffered {
+		s.wg.Add(1)
+		go s.syncer()
+	}
+	if !opts.DisableBackground {
+		s.wg.Add(1)
+		go s.flusher()
+	}
+	return s, nil
+}
+
+// loadSegments opens every segment, quarantining damaged ones, and removes
+// segments that a completed compaction replaced.
+func (s *Shard) loadSegments() error {
+	fs := s.opts.FS
+	names, err := fs.List(s.segDir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		id, ok := parseSeqName(n, ".seg")
+		if !ok {
+			fs.Remove(filepath.Join(s.segDir, n)) // interrupted write (.tmp)
+			continue
+		}
+		s.nextSeg = max(s.nextSeg, id+1)
+		path := filepath.Join(s.segDir, n)
+		ref, err := s.openSegment(id, path)
+		if err != nil {
+			if errors.Is(err, segment.ErrCorrupt) {
+				s.quarantine(id, path, err)
+				continue
+			}
+			return err
+		}
+		s.segs = append(s.segs, ref)
+	}
+	if qn, err := fs.List(s.quarDir); err == nil {
+		for _, n := range qn {
+			if id, ok := parseSeqName(n, ".seg"); ok {
+				s.nextSeg = max(s.nextSeg, id+1)
+			}
+		}
+	}
+	replaced := map[uint64]bool{}
+	for _, sg := range s.segs {
+		for _, id := range sg.meta.replaces {
+			replaced[id] = true
+		}
+	}
+	kept := s.segs[:0]
+	for _, sg := range s.segs {
+		if replaced[sg.id] {
+			sg.removed.Store(true)
+			sg.release()
+			continue
+		}
+		kept = append(kept, sg)
+	}
+	s.segs = kept
+	s.sortSegs()
+	return nil
+}
+
+func (s *Shard) openSegment(id uint64, path string) (*segRef, error) {
+	f, err := s.opts.FS.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := segment.Open(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	mb, err := r.Section(sectionMeta)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	meta, err := decodeSegMeta(mb)
+	if err != nil {
+		r.Close()
+		return nil, &segment.CorruptError{Path: path, Offset: -1, Section: "meta", Err: err}
+	}
+	ref := &segRef{id: id, path: path, r: r, meta: meta, shard: s}
+	ref.refs.Store(1)
+	return ref, nil
+}
+
+// quarantine moves a damaged segment aside so the rest keeps answering.
+func (s *Shard) quarantine(id uint64, path string, cause error) {
+	s.stats.quarantined.Add(1)
+	dst := filepath.Join(s.quarDir, filepath.Base(path))
+	err := s.opts.FS.Rename(path, dst)
+	if err == nil {
+		err = s.opts.FS.SyncDir(s.segDir)
+	}
+	s.opts.Logger.Error("segment quarantined", "shard", s.id, "segment", id, "cause", cause.Error(), "moved_to", dst, "move_err", err)
+}
+
+// quarantineRef removes a live segment found damaged during a read.
+func (s *Shard) quarantineRef(ref *segRef, cause error) {
+	s.mu.Lock()
+	i := slices.Index(s.segs, ref)
+	if i >= 0 {
+		s.segs = slices.Delete(s.segs, i, i+1)
+	}
+	s.mu.Unlock()
+	if i < 0 {
+		return
+	}
+	s.quarantine(ref.id, ref.path, cause)
+	ref.release()
+}
+
+func (s *Shard) sortSegs() {
+	sort.Slice(s.segs, func(i, j int) bool {
+		a, b := s.segs[i], s.segs[j]
+		amin, _ := a.r.TimeRange()
+		bmin, _ := b.r.TimeRange()
+		if amin != bmin {
+			return amin < bmin
+		}
+		return a.id < b.id
+	})
+}
+
+// Append makes events durable (per the ack mode) and visible to queries.
+// The events may alias the caller's buffers; they are copied.
+func (s *Shard) Append(ctx context.Context, events []event.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	s.mu.RLock()
+	failed, backlog := s.failed, len(s.frozen)
+	s.mu.RUnlock()
+	if failed != nil {
+		return failed
+	}
+	if backlog >= s.opts.MaxFrozenHeads {
+		return ErrBackpressure
+	}
+	rec, _ := encodeWALRecord(nil, nil, events)
+	req := &appendReq{rec: rec, events: events, done: make(chan error, 1)}
+	if err := s.enqueue(ctx, req); err != nil {
+		return err
+	}
+	// Once queued, the batch will be committed; wait for it even if ctx
+	// ends so the caller learns the outcome.
+	return <-req.done
+}
+
+func (s *Shard) enqueue(ctx context.Context, req *appendReq) error {
+	s.enqMu.RLock()
+	defer s.enqMu.RUnlock()
+	if s.enqClosed {
+		return ErrClosed
+	}
+	select {
+	case s.reqs <- req:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// committer serialises the write path: one write and (in sync mode) one
+// fsync per group of queued batches, then head insertion in log order.
+func (s *Shard) committer() {
+	defer s.wg.Done()
+	var buf, scratch []byte
+	var group []*appendReq
+	for {
+		group = group[:0]
+		select {
+		case r := <-s.reqs:
+			group = append(group, r)
+		case <-s.stopping:
+			// Drain what was queued before the stop: nothing more can come.
+			for len(s.reqs) > 0 {
+				group = append(group, <-s.reqs)
+			}
+			if len(group) > 0 {
+				s.commit(group, &buf, &scratch)
+			}
+			return
+		}
+		size := len(group[0].rec)
+	drain:
+		for size < 8<<20 {
+			select {
+			case r := <-s.reqs:
+				group = append(group, r)
+				size += len(r.rec)
+			default:
+				break drain
+			}
+		}
+		s.commit(group, &buf, &scratch)
+	}
+}
+
+func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
+	buf := (*bufp)[:0]
+	rotate := false
+	for _, r := range group {
+		buf = append(buf, r.rec...)
+		rotate = rotate || r.rotate
+	}
+	*bufp = buf
+	var err error
+	if len(buf) > 0 {
+		s.walMu.Lock()
+		err = s.wal.write(buf)
+		if err == nil && s.opts.AckMode == AckSync {
+			err = s.wal.f.Sync()
+		}
+		s.walMu.Unlock()
+	}
+	if err != nil {
+		// The log is in an unknown state: fail this group and refuse more
+		// writes rather than acknowledge anything not durable.
+		err = fmt.Errorf("shard %s: write-ahead log: %w", s.id, err)
+		s.opts.Logger.Error("wal write failed; shard stops accepting events", "shard", s.id, "err", err)
+		s.mu.Lock()
+		s.failed = err
+		s.mu.Unlock()
+		for _, r := range group {
+			r.done <- err
+		}
+		return
+	}
+	now := s.opts.Now()
+	s.mu.RLock()
+	h := s.head
+	s.mu.RUnlock()
+	h.mu.Lock()
+	n := 0
+	for _, r := range group {
+		for i := range r.events {
+			*scratchp = h.add(&r.events[i], *scratchp)
+		}
+		n += len(r.events)
+	}
+	full := h.rows >= s.opts.HeadMaxRows || h.bytes >= s.opts.HeadMaxBytes ||
+		(h.rows > 0 && now.Sub(h.created) >= s.opts.HeadMaxAge)
+	h.mu.Unlock()
+	s.stats.appended.Add(int64(n))
+	var rerr error
+	if (full || rotate) && h.rows > 0 {
+		rerr = s.rotate(now)
+	}
+	for _, r := range group {
+		if r.rotate {
+			r.done <- rerr
+		} else {
+			r.done <- nil
+		}
+	}
+}
+
+// rotate freezes the head and starts a new WAL file for the next one.
+// Called by the committer only.
+func (s *Shard) rotate(now time.Time) error {
+	next := s.walSeq + 1
+	w, err := createWAL(s.opts.FS, s.walDir, next)
+	if err != nil {
+		return err
+	}
+	s.walMu.Lock()
+	old := s.wal
+	err = old.f.Sync() // buffered mode: the frozen head's log becomes durable
+	s.wal, s.walSeq = w, next
+	s.walMu.Unlock()
+	if cerr := old.close(); err == nil {
+		err = cerr
+	}
+	s.mu.Lock()
+	h := s.head
+	h.mu.Lock()
+	h.frozen = true
+	h.walLast = next - 1
+	h.mu.Unlock()
+	s.frozen = append(s.frozen, h)
+	s.head = newHead(now, next)
+	s.mu.Unlock()
+	select {
+	case s.flushKick <- struct{}{}:
+	default:
+	}
+	return err
+}
+
+// syncer fsyncs the log periodically in buffered mode.
+func (s *Shard) syncer() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.opts.BufferedSyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			s.walMu.Lock()
+			if err := s.wal.f.Sync(); err != nil {
+				s.opts.Logger.Error("wal sync failed", "shard", s.id, "err", err)
+			}
+			s.walMu.Unlock()
+		case <-s.stopping:
+			return
+		}
+	}
+}
+
+// flusher writes frozen heads to segments, and freezes heads that got old.
+func (s *Shard) flusher() {
+	defer s.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.flushKick:
+		case <-t.C:
+			s.mu.RLock()
+			h := s.head
+			s.mu.RUnlock()
+			h.mu.RLock()
+			old := h.rows > 0 && s.opts.Now().Sub(h.created) >= s.opts.HeadMaxAge
+			h.mu.RUnlock()
+			if old {
+				s.requestRotate()
+			}
+		case <-s.stopping:
+			return
+		}
+		if err := s.flushFrozen(); err != nil {
+			s.opts.Logger.Error("flush failed", "shard", s.id, "err", err)
+		}
+	}
+}
+
+// requestRotate asks the committer to freeze the head; it waits for it.
+func (s *Shard) requestRotate() error {
+	req := &appendReq{rotate: true, done: make(chan error, 1)}
+	if err := s.enqueue(context.Background(), req); err != nil {
+		return err
+	}
+	return <-req.done
+}
+
+// Flush freezes the head (if it holds events) and writes every frozen head
+// to a segment, returning when they are durable.
+func (s *Shard) Flush() error {
+	s.mu.RLock()
+	h := s.head
+	s.mu.RUnlock()
+	h.mu.RLock()
+	rows := h.rows
+	h.mu.RUnlock()
+	if rows > 0 {
+		if err := s.requestRotate(); err != nil {
+			return err
+		}
+	}
+	return s.flushFrozen()
+}
+
+// flushFrozen writes the frozen heads, oldest first.
+func (s *Shard) flushFrozen() error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	for {
+		s.mu.RLock()
+		if len(s.frozen) == 0 {
+			s.mu.RUnlock()
+			return nil
+		}
+		h := s.frozen[0]
+		s.mu.RUnlock()
+		if err := s.flushHead(h); err != nil {
+			return err
+		}
+	}
+}
+
+// flushHead writes one frozen head as a segment, publishes it, and removes
+// the head and its WAL files.
+func (s *Shard) flushHead(h *head) error {
+	v := h.view()
+	s.mu.Lock()
+	id := s.nextSeg
+	s.nextSeg++
+	s.mu.Unlock()
+	meta := segMeta{walLast: h.walLast, created: s.opts.Now().UnixMicro()}
+	var ref *segRef
+	if v.rows > 0 {
+		src := newHeadSource(v)
+		var err error
+		ref, err = s.writeSegment(id, src, meta)
+		if err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	if ref != nil {
+		s.segs = append(s.segs, ref)
+		s.sortSegs()
+	}
+	s.frozen = slices.DeleteFunc(s.frozen, func(x *head) bool { return x == h })
+	s.mu.Unlock()
+	s.stats.flushes.Add(1)
+	for seq := h.walFirst; seq <= h.walLast; seq++ {
+		p := filepath.Join(s.walDir, walName(seq))
+		if s.opts.FS.Exists(p) {
+			if err := s.opts.FS.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return s.opts.FS.SyncDir(s.walDir)
+}
+
+// close stops the goroutines; with flush it first writes the head out.
+func (s *Shard) close(flush bool) error {
+	var err error
+	if flush {
+		err = s.Flush()
+	}
+	s.enqMu.Lock()
+	already := s.enqClosed
+	s.enqClosed = true
+	s.enqMu.Unlock()
+	if already {
+		return err
+	}
+	close(s.stopping)
+	s.wg.Wait()
+	s.walMu.Lock()
+	if s.wal != nil {
+		if serr := s.wal.f.Sync(); err == nil && serr != nil {
+			err = serr
+		}
+		if cerr := s.wal.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		s.wal = nil
+	}
+	s.walMu.Unlock()
+	s.mu.Lock()
+	for _, sg := range s.segs {
+		sg.release()
+	}
+	s.segs = nil
+	s.mu.Unlock()
+	return err
+}
+
+// SetRetentionDays sets how long events are kept (0 = forever).
+func (s *Shard) SetRetentionDays(days int) { s.retentionDays.Store(int64(days)) }
+
+// ID returns the shard's source id.
+func (s *Shard) ID() string { return s.id }

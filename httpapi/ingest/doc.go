@@ -1,0 +1,21 @@
+// Package ingest decodes the bodies of Logflare-compatible ingest requests
+// into raw event Values, one decoder per route (logflare-compat §1.1–§1.3,
+// §1.5, §1.9–§1.12). It is pure: bytes, content type, content encoding, route
+// and headers in; raw events, body parameters and a count of skipped lines
+// out. Normalisation (event.Normalize), source selection, auth and HTTP live
+// elsewhere.
+//
+// Errors map to HTTP statuses as Logflare answers them (StatusCode does it):
+//
+//	ErrTooLarge                  413  body, or its decompressed form, over the limit
+//	ErrUnsupportedEncoding       400  Content-Encoding other than gzip/deflate/zstd/identity
+//	ErrMalformed                 400  invalid JSON/NDJSON, corrupt compressed data
+//	ErrBadShape                  400  valid JSON the route cannot take (e.g. a batch
+//	                                  element that is not an object, /vector without timestamp)
+//	ErrUnsupportedContentType    415  a content type the route does not parse
+//
+// Every error returned wraps exactly one of these sentinels, so callers use
+// errors.Is. Lines of logplex and Cloudflare NDJSON bodies that cannot be
+// parsed are not errors: they are dropped and counted in Result.Skipped, and
+// the request still succeeds, as in Logflare.
+package ingest

@@ -43,7 +43,7 @@ func (s *Shard) Compact() (int, error) {
 	id := s.nextSeg
 	s.nextSeg++
 	s.mu.Unlock()
-	ref, err := s.writeSegment(id, src, meta)
+	ref, err := s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
 	if err != nil {
 		return 0, err
 	}

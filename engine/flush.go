@@ -140,7 +140,7 @@ func columnVector(t segment.ColType, d *segment.ColumnData, n int) *vec.Vector {
 
 // writeSegment writes src as segment id (temp file, fsync, rename, fsync
 // directory), with its index and meta, and opens it.
-func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta) (ref *segRef, err error) {
+func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel int) (ref *segRef, err error) {
 	fs := s.opts.FS
 	final := filepath.Join(s.segDir, segName(id))
 	tmp := final + ".tmp"
@@ -155,7 +155,7 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta) (ref *segRe
 		}
 	}()
 	cols := src.columns()
-	w, err := segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: s.opts.PageBytes, ZstdLevel: s.opts.ZstdLevel})
+	w, err := segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: s.opts.PageBytes, ZstdLevel: zstdLevel})
 	if err != nil {
 		return nil, err
 	}

@@ -698,7 +698,7 @@ func (s *Shard) flushHead(h *head) error {
 	if v.rows > 0 {
 		src := newHeadSource(v)
 		var err error
-		ref, err = s.writeSegment(id, src, meta)
+		ref, err = s.writeSegment(id, src, meta, s.opts.ZstdLevel)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"encoding/binary"
+	"math"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,9 +19,13 @@ const postingUnitTarget = 64 << 10
 // BuilderOptions bound what a Builder indexes.
 type BuilderOptions struct {
 	// MaxValueTerms drops a value field (int, string, bool) from the index
-	// once it has more distinct values than this: a high-cardinality field
-	// costs more to index than scanning it saves. Default 8192.
+	// once it has more distinct values than this: postings of a
+	// medium-cardinality field cost more bytes than the block dictionaries
+	// and a decode of its codes save. Default 64.
 	MaxValueTerms int
+	// FrequentTokenShare: a token in more than this share of rows keeps no
+	// postings (a search for it reads the column anyway). Default 1/128.
+	FrequentTokenShare float64
 }
 
 // Builder accumulates the postings of one segment. Rows must be added in
@@ -29,6 +34,8 @@ type BuilderOptions struct {
 type Builder struct {
 	opts   BuilderOptions
 	fields map[fieldKey]*fieldBuilder
+	// rows is one past the highest row added, for token frequencies.
+	rows uint32
 	// token scratch for dictionary-encoded text
 	tokScratch []string
 }
@@ -58,9 +65,12 @@ func (p *postings) add(r uint32) {
 
 // NewBuilder returns an empty builder.
 func NewBuilder(opts *BuilderOptions) *Builder {
-	b := &Builder{fields: map[fieldKey]*fieldBuilder{}, opts: BuilderOptions{MaxValueTerms: 8192}}
+	b := &Builder{fields: map[fieldKey]*fieldBuilder{}, opts: BuilderOptions{MaxValueTerms: 64, FrequentTokenShare: 1.0 / 128}}
 	if opts != nil && opts.MaxValueTerms > 0 {
 		b.opts.MaxValueTerms = opts.MaxValueTerms
+	}
+	if opts != nil && opts.FrequentTokenShare > 0 {
+		b.opts.FrequentTokenShare = opts.FrequentTokenShare
 	}
 	return b
 }
@@ -122,6 +132,7 @@ func rowsByCode(v *vec.Vector, fn func(code uint32, rows []uint32)) {
 // AddStrings indexes the values of a string vector; row i of v is segment
 // row base+i. NULL rows are skipped.
 func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
+	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindString)
 	if f.dropped {
 		return
@@ -161,6 +172,7 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 
 // AddInts indexes the values of an Int64 vector.
 func (b *Builder) AddInts(path string, base uint32, v *vec.Vector) {
+	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindInt)
 	for i := 0; i < v.Len && !f.dropped; i++ {
 		if v.IsNull(i) {
@@ -179,6 +191,7 @@ func (b *Builder) AddInts(path string, base uint32, v *vec.Vector) {
 
 // AddBools indexes the values of a Bool vector.
 func (b *Builder) AddBools(path string, base uint32, v *vec.Vector) {
+	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindBool)
 	for i := 0; i < v.Len; i++ {
 		if v.IsNull(i) {
@@ -194,11 +207,15 @@ func (b *Builder) AddBools(path string, base uint32, v *vec.Vector) {
 
 // AddText indexes the tokens of a string vector.
 func (b *Builder) AddText(path string, base uint32, v *vec.Vector) {
+	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindToken)
 	addRow := func(row uint32, s string) {
 		Tokenize(s, func(tok string) {
 			if len(tok) > MaxTokenLen {
 				f.long.add(row)
+				return
+			}
+			if IsOpaqueToken(tok) {
 				return
 			}
 			p := f.strs[tok]
@@ -219,7 +236,9 @@ func (b *Builder) AddText(path string, base uint32, v *vec.Vector) {
 					long[c] = true
 					return
 				}
-				toks[c] = append(toks[c], tok)
+				if !IsOpaqueToken(tok) {
+					toks[c] = append(toks[c], tok)
+				}
 			})
 		}
 		for i := 0; i < v.Len; i++ {
@@ -317,15 +336,30 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 		ub := &unitBuf{w: w}
 		var terms []byte
 		nterms := 0
+		frequent := uint64(math.MaxUint64)
+		if f.kind == kindToken {
+			frequent = max(64, uint64(float64(b.rows)*b.opts.FrequentTokenShare))
+		}
 		addTerm := func(rows []uint32) {
+			nterms++
+			switch {
+			case len(rows) == 1:
+				terms = append(terms, postSingle)
+				terms = binary.AppendUvarint(terms, uint64(rows[0]))
+				return
+			case uint64(len(rows)) > frequent:
+				terms = append(terms, postFrequent)
+				terms = binary.AppendUvarint(terms, uint64(len(rows)))
+				return
+			}
 			bm := roaring.New()
 			bm.AddMany(rows)
 			ui, off, ln := ub.add(bm)
+			terms = append(terms, postBitmap)
 			terms = binary.AppendUvarint(terms, uint64(ui))
 			terms = binary.AppendUvarint(terms, uint64(off))
 			terms = binary.AppendUvarint(terms, uint64(ln))
 			terms = binary.AppendUvarint(terms, uint64(len(rows)))
-			nterms++
 		}
 		switch f.kind {
 		case kindInt:

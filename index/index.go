@@ -21,8 +21,11 @@
 //	terms unit (terms in ascending order), per term:
 //	  term  (kindInt: zigzag uvarint delta from the previous term;
 //	         kindString/kindToken: uvarint len + bytes; kindBool: u8)
-//	  posting unit index uvarint | offset in unit uvarint |
-//	  length uvarint | cardinality uvarint
+//	  posting kind u8, then
+//	    0 bitmap:   posting unit index uvarint | offset in unit uvarint |
+//	                length uvarint | cardinality uvarint
+//	    1 single:   the one row uvarint
+//	    2 frequent: cardinality uvarint (token fields only: rows not kept)
 //
 //	posting unit: serialized roaring bitmaps (portable format) back to back
 //
@@ -37,6 +40,15 @@
 // characters occurs in a row iff it occurs inside one of the row's tokens.
 // Tokens longer than MaxTokenLen are not indexed; the rows holding any are
 // kept in a "long rows" bitmap that every text lookup includes.
+//
+// Two kinds of token keep no postings, because they cost far more bytes
+// than they save: frequent tokens (in more than a small share of rows; a
+// search for one reads the column anyway) are in the dictionary marked
+// frequent; opaque tokens (IsOpaqueToken: long runs of hex digits, such as
+// request ids and UUID parts, nearly all unique) are left out altogether.
+// A needle part that could lie inside an opaque token (it is made of hex
+// digits only) therefore cannot be answered from the index and is left to
+// the scan, which keeps every answer exact.
 package index
 
 import (
@@ -53,6 +65,10 @@ const (
 	kindString Kind = 2
 	kindBool   Kind = 3
 	kindToken  Kind = 4
+
+	postBitmap   = 0
+	postSingle   = 1
+	postFrequent = 2
 )
 
 // Kind is what a field's terms are. Persisted.
@@ -111,6 +127,25 @@ type UnitReader interface {
 // IsTokenByte reports whether c belongs to tokens.
 func IsTokenByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
+}
+
+// IsOpaqueToken reports whether a token is an opaque identifier the token
+// index leaves out: at least 8 characters, all hex digits.
+func IsOpaqueToken(tok string) bool {
+	if len(tok) < 8 {
+		return false
+	}
+	return isHexOnly(tok)
+}
+
+func isHexOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // Tokenize calls fn for each token of s, in order (duplicates included).

@@ -71,8 +71,12 @@ func rowsOf(bm *roaring.Bitmap) []uint32 {
 }
 
 func build(t *testing.T, fn func(b *Builder)) *Index {
+	return buildWith(t, nil, fn)
+}
+
+func buildWith(t *testing.T, opts *BuilderOptions, fn func(b *Builder)) *Index {
 	t.Helper()
-	b := NewBuilder(nil)
+	b := NewBuilder(opts)
 	fn(b)
 	u := &memUnits{}
 	dir, err := b.Write(u)
@@ -155,10 +159,18 @@ func TestTextCandidatesExact(t *testing.T) {
 		}
 		msgs[i] = sb.String()
 	}
-	ix := build(t, func(b *Builder) {
-		b.AddText("event_message", 0, strVec(msgs[:1500], 0))
-		b.AddText("event_message", 1500, dictVec(msgs[1500:]))
-	})
+	for _, share := range []float64{1, 0} { // keep every token; default
+		t.Run(fmt.Sprintf("share=%v", share), func(t *testing.T) {
+			ix := buildWith(t, &BuilderOptions{FrequentTokenShare: share}, func(b *Builder) {
+				b.AddText("event_message", 0, strVec(msgs[:1500], 0))
+				b.AddText("event_message", 1500, dictVec(msgs[1500:]))
+			})
+			checkTextCandidates(t, ix, msgs, share == 1)
+		})
+	}
+}
+
+func checkTextCandidates(t *testing.T, ix *Index, msgs []string, allKept bool) {
 	for _, tc := range []struct {
 		needle string
 		fold   bool
@@ -180,8 +192,16 @@ func TestTextCandidatesExact(t *testing.T) {
 			}
 		}
 		bm, exact, ok, err := ix.TextCandidates("event_message", tc.needle, tc.fold)
-		if err != nil || !ok {
-			t.Fatalf("%q: ok=%v err=%v", tc.needle, ok, err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			// Declining is always safe: the caller scans. With every token
+			// kept, only needles that may hide in opaque tokens decline.
+			if allKept && !isHexOnly(strings.ReplaceAll(tc.needle, " ", "")) && tc.needle != "8a1b2c" {
+				t.Fatalf("%q: index declined with every token kept", tc.needle)
+			}
+			continue
 		}
 		got := rowsOf(bm)
 		// Candidates must be a superset; exact ones must be equal.
@@ -194,6 +214,9 @@ func TestTextCandidatesExact(t *testing.T) {
 			t.Fatalf("%q: exact candidates %d rows, want %d", tc.needle, len(got), len(want))
 		}
 	}
+	if !allKept {
+		return
+	}
 	// The long-token row makes single-token lookups inexact but still finds it.
 	bm, exact, ok, _ := ix.TextCandidates("event_message", "zzzz", false)
 	if !ok || exact || !bm.Contains(1234) {
@@ -201,6 +224,11 @@ func TestTextCandidatesExact(t *testing.T) {
 	}
 	if _, _, ok, _ := ix.TextCandidates("event_message", " | ", false); ok {
 		t.Fatal("a needle without tokens cannot use the index")
+	}
+	// Opaque (hex) tokens are not indexed, so a hex needle cannot be
+	// excluded by the index.
+	if _, _, ok, _ := ix.TextCandidates("event_message", "8a1b2c3d4e5f6a7b", false); ok {
+		t.Fatal("a hex needle must be left to the scan")
 	}
 }
 

@@ -2,6 +2,7 @@ package index
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,8 +45,9 @@ type terms struct {
 	ints  []int64
 	strs  []string
 	bools []bool
-	unit  []uint32
-	off   []uint32
+	pk    []uint8  // posting kind
+	unit  []uint32 // bitmap: unit index
+	off   []uint32 // bitmap: offset in unit; single: the row
 	ln    []uint32
 	card  []uint32
 }
@@ -152,7 +154,7 @@ func decodeTerms(b []byte, f *field) (*terms, error) {
 	if n > len(b) { // every term takes at least one byte
 		return nil, corrupt("field %q: %d terms in %d bytes", f.Path, n, len(b))
 	}
-	t := &terms{unit: make([]uint32, n), off: make([]uint32, n), ln: make([]uint32, n), card: make([]uint32, n)}
+	t := &terms{pk: make([]uint8, n), unit: make([]uint32, n), off: make([]uint32, n), ln: make([]uint32, n), card: make([]uint32, n)}
 	var err error
 	next := func() uint64 {
 		if err != nil {
@@ -202,14 +204,35 @@ func decodeTerms(b []byte, f *field) (*terms, error) {
 			t.bools[i] = b[0] != 0
 			b = b[1:]
 		}
-		u := next()
-		if err == nil && u >= uint64(len(f.units)) {
-			return nil, corrupt("field %q: posting unit %d of %d", f.Path, u, len(f.units))
+		if err != nil {
+			break
 		}
-		t.unit[i] = uint32(u)
-		t.off[i] = uint32(min(next(), maxPostingUnit))
-		t.ln[i] = uint32(min(next(), maxPostingUnit))
-		t.card[i] = uint32(min(next(), 1<<32-1))
+		if len(b) < 1 {
+			return nil, corrupt("field %q: truncated terms", f.Path)
+		}
+		t.pk[i] = b[0]
+		b = b[1:]
+		switch t.pk[i] {
+		case postBitmap:
+			u := next()
+			if err == nil && u >= uint64(len(f.units)) {
+				return nil, corrupt("field %q: posting unit %d of %d", f.Path, u, len(f.units))
+			}
+			t.unit[i] = uint32(u)
+			t.off[i] = uint32(min(next(), maxPostingUnit))
+			t.ln[i] = uint32(min(next(), maxPostingUnit))
+			t.card[i] = uint32(min(next(), 1<<32-1))
+		case postSingle:
+			t.off[i] = uint32(min(next(), 1<<32-1))
+			t.card[i] = 1
+		case postFrequent:
+			if f.Kind != kindToken {
+				return nil, corrupt("field %q: frequent term in a value field", f.Path)
+			}
+			t.card[i] = uint32(min(next(), 1<<32-1))
+		default:
+			return nil, corrupt("field %q: posting kind %d", f.Path, t.pk[i])
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -272,12 +295,26 @@ func (ix *Index) lookup(path string, kind Kind) (*field, *terms, error) {
 	return f, t, err
 }
 
+// errFrequent reports postings asked of a frequent token, which has none.
+var errFrequent = errors.New("index: frequent term has no postings")
+
+// termRows returns the rows of term i.
+func (pr *postingReader) termRows(t *terms, i int) (*roaring.Bitmap, error) {
+	switch t.pk[i] {
+	case postSingle:
+		return roaring.BitmapOf(t.off[i]), nil
+	case postFrequent:
+		return nil, errFrequent
+	}
+	return pr.bitmap(int(t.unit[i]), int(t.off[i]), int(t.ln[i]))
+}
+
 // union returns the union of the postings of the given term positions.
 func (ix *Index) union(f *field, t *terms, pos []int) (*roaring.Bitmap, error) {
 	pr := &postingReader{ix: ix, f: f}
 	out := roaring.New()
 	for _, i := range pos {
-		bm, err := pr.bitmap(int(t.unit[i]), int(t.off[i]), int(t.ln[i]))
+		bm, err := pr.termRows(t, i)
 		if err != nil {
 			return nil, err
 		}
@@ -384,7 +421,13 @@ func (ix *Index) TextCandidates(path, needle string, fold bool) (bm *roaring.Bit
 	}
 	pr := &postingReader{ix: ix, f: f}
 	var result *roaring.Bitmap
+	skipped := false
 	for _, p := range parts {
+		if isHexOnly(p.tok) {
+			// It may lie inside an opaque token, which the index leaves out.
+			skipped = true
+			continue
+		}
 		var match []int
 		tooMany := false
 		if !fold && !p.left && p.right {
@@ -426,12 +469,19 @@ func (ix *Index) TextCandidates(path, needle string, fold bool) (bm *roaring.Bit
 				}
 			}
 		}
+		for _, i := range match {
+			if t.pk[i] == postFrequent {
+				tooMany = true
+				break
+			}
+		}
 		if tooMany {
+			skipped = true
 			continue
 		}
 		cand := roaring.New()
 		for _, i := range match {
-			b, err := pr.bitmap(int(t.unit[i]), int(t.off[i]), int(t.ln[i]))
+			b, err := pr.termRows(t, i)
 			if err != nil {
 				return nil, false, false, err
 			}
@@ -454,7 +504,7 @@ func (ix *Index) TextCandidates(path, needle string, fold bool) (bm *roaring.Bit
 		return nil, false, false, nil
 	}
 	onlyTokenChars := len(parts) == 1 && parts[0].left && parts[0].right
-	exact = onlyTokenChars && f.longUnit == 0
+	exact = onlyTokenChars && f.longUnit == 0 && !skipped
 	return result, exact, true, nil
 }
 
@@ -468,7 +518,8 @@ func (ix *Index) String() string {
 }
 
 // ForEachTerm calls fn with each term of a field (int64, string or bool by
-// kind) and its rows, in term order. Used by consistency checks.
+// kind) and its rows, in term order (rows nil for a frequent token, whose
+// postings are not kept). Used by consistency checks.
 func (ix *Index) ForEachTerm(path string, kind Kind, fn func(term any, rows *roaring.Bitmap) error) error {
 	f, t, err := ix.lookup(path, kind)
 	if f == nil || err != nil {
@@ -476,13 +527,6 @@ func (ix *Index) ForEachTerm(path string, kind Kind, fn func(term any, rows *roa
 	}
 	pr := &postingReader{ix: ix, f: f}
 	for i := 0; i < f.Terms; i++ {
-		bm, err := pr.bitmap(int(t.unit[i]), int(t.off[i]), int(t.ln[i]))
-		if err != nil {
-			return err
-		}
-		if bm.GetCardinality() != uint64(t.card[i]) {
-			return corrupt("field %q term %d: %d rows, directory says %d", path, i, bm.GetCardinality(), t.card[i])
-		}
 		var term any
 		switch kind {
 		case kindInt:
@@ -491,6 +535,19 @@ func (ix *Index) ForEachTerm(path string, kind Kind, fn func(term any, rows *roa
 			term = t.strs[i]
 		case kindBool:
 			term = t.bools[i]
+		}
+		if t.pk[i] == postFrequent {
+			if err := fn(term, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		bm, err := pr.termRows(t, i)
+		if err != nil {
+			return err
+		}
+		if bm.GetCardinality() != uint64(t.card[i]) {
+			return corrupt("field %q term %d: %d rows, directory says %d", path, i, bm.GetCardinality(), t.card[i])
 		}
 		if err := fn(term, bm); err != nil {
 			return err
@@ -508,4 +565,18 @@ func (ix *Index) LongRows(path string) (*roaring.Bitmap, error) {
 	}
 	pr := &postingReader{ix: ix, f: f}
 	return pr.bitmap(f.longUnit-1, f.longOff, f.longLen)
+}
+
+// FieldBytes returns the bytes each field's units take (terms and
+// postings, trailers included), by "path(kind)".
+func (ix *Index) FieldBytes() map[string]int64 {
+	out := map[string]int64{}
+	for k, f := range ix.fields {
+		n := f.termsUnit.len
+		for _, u := range f.units {
+			n += u.len
+		}
+		out[k.path+"("+k.kind.String()+")"] = n
+	}
+	return out
 }

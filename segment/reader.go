@@ -690,3 +690,83 @@ func (r *Reader) ReadUnit(off, length int64) ([]byte, error) {
 	}
 	return r.readUnit(off, length, "unit", maxUnitSize)
 }
+
+// ReadRows decodes the given rows (block-relative, ascending) of column col
+// in block b into dst, compacted: dst row i is rows[i]. Only the pages
+// holding those rows are read.
+func (r *Reader) ReadRows(b, col int, rows []int32, dst *vec.Vector, scratch *vec.Vector) error {
+	t := r.ft.cols[col].Type
+	n := len(rows)
+	prepare(dst, VecType(t), n)
+	c := r.chunk(b, col)
+	if c == nil {
+		dst.Nulls = vec.NewBitset(n)
+		for i := 0; i < n; i++ {
+			dst.Nulls.Set(i)
+		}
+		return nil
+	}
+	i := 0
+	for pi := range c.pages {
+		p := &c.pages[pi]
+		end := int32(p.firstRow + p.rows)
+		if i >= n {
+			break
+		}
+		if rows[i] >= end {
+			continue
+		}
+		j := i
+		for j < n && rows[j] < end {
+			j++
+		}
+		lo, hi := int(rows[i]), int(rows[j-1])+1
+		if err := r.ReadColumn(b, col, lo, hi, scratch); err != nil {
+			return err
+		}
+		if scratch.Dict != nil && dst.Dict == nil {
+			dst.Dict = scratch.Dict
+			dst.Codes = grow(dst.Codes, n)
+			dst.Strs = dst.Strs[:0]
+		}
+		for k := i; k < j; k++ {
+			src := int(rows[k]) - lo
+			if scratch.IsNull(src) {
+				if dst.Nulls == nil {
+					dst.Nulls = vec.NewBitset(n)
+				}
+				dst.Nulls.Set(k)
+				continue
+			}
+			switch {
+			case scratch.Dict != nil:
+				dst.Codes[k] = scratch.Codes[src]
+			case scratch.Type == vec.Bool:
+				dst.Bools[k] = scratch.Bools[src]
+			case scratch.Type == vec.Float64:
+				dst.Floats[k] = scratch.Floats[src]
+			case scratch.Type == vec.String:
+				dst.Strs[k] = scratch.Strs[src]
+			default:
+				dst.Ints[k] = scratch.Ints[src]
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+// ColumnBytes returns, per column index, the bytes its units take on disk
+// (pages and dictionaries, trailers included).
+func (r *Reader) ColumnBytes() []int64 {
+	out := make([]int64, len(r.ft.cols))
+	for _, b := range r.ft.blocks {
+		for _, c := range b.chunks {
+			out[c.col] += c.dictLen
+			for _, p := range c.pages {
+				out[c.col] += p.len
+			}
+		}
+	}
+	return out
+}

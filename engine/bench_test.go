@@ -1,0 +1,293 @@
+package engine
+
+// Benchmarks of the storage engine on generated Supabase edge events
+// (platform shape, ~1.2 KB of JSON each).
+//
+// Compare before and after a change with benchstat:
+//
+//	go test ./engine -run '^$' -bench . -count 6 | tee new.txt
+//	benchstat old.txt new.txt
+//
+// SEDIMENT_BENCH_EVENTS sets the data size of the query benchmarks
+// (default 1,000,000; the README's figures use 10,000,000).
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sediment/sediment/bench/gen"
+	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/sql/scan"
+)
+
+// edgeEvents generates n normalised edge events and their total JSON size.
+func edgeEvents(tb testing.TB, n int, seed int64) ([]event.Event, int64) {
+	tb.Helper()
+	g := gen.New(gen.EdgeLogs, gen.Options{Seed: seed, Shape: gen.Platform, Rate: 2000})
+	var p event.Parser
+	var norm event.Normalizer
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	evs := make([]event.Event, 0, n)
+	var raw int64
+	var buf []byte
+	for i := 0; i < n; i++ {
+		buf = g.AppendEvent(buf[:0])
+		raw += int64(len(buf))
+		v, err := p.Parse(buf)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ev, _ := norm.Normalize(v, now, event.NormalizeOptions{})
+		evs = append(evs, ev.Clone())
+		if i%4096 == 0 {
+			p.Reset()
+			norm.Reset()
+		}
+	}
+	return evs, raw
+}
+
+func benchEvents() int {
+	if s := os.Getenv("SEDIMENT_BENCH_EVENTS"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 1_000_000
+}
+
+// BenchmarkAppendSync measures durable ingest through the engine alone:
+// 4 writers appending 500-event batches in sync ack mode on the real file
+// system, with background flush and compaction running. One op is one
+// event. After the run it flushes, compacts and reports bytes per event
+// on disk.
+func BenchmarkAppendSync(b *testing.B) {
+	evs, raw := edgeEvents(b, 100_000, 1)
+	dir := b.TempDir()
+	e, err := Open(dir, &Options{CompactionInterval: 200 * time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.Shard("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(raw / int64(len(evs)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	const batch = 500
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(batch) - batch
+				if i >= int64(b.N) {
+					return
+				}
+				n := min(int64(batch), int64(b.N)-i)
+				off := int(i) % (len(evs) - batch)
+				for {
+					err := s.Append(context.Background(), evs[off:off+int(n)])
+					if err == ErrBackpressure {
+						time.Sleep(time.Millisecond)
+						continue
+					}
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					break
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+	if err := s.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		n, err := s.Compact()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if b.N >= 100_000 {
+		b.ReportMetric(float64(segmentBytes(b, dir))/float64(b.N), "disk-B/event")
+	}
+}
+
+func segmentBytes(tb testing.TB, dir string) int64 {
+	var total int64
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && filepath.Ext(p) == ".seg" {
+			total += info.Size()
+		}
+		return nil
+	})
+	return total
+}
+
+// BenchmarkFlush measures writing a full head (131,072 events) to a
+// segment with its index. One op is one flush; MB/s is of raw JSON.
+func BenchmarkFlush(b *testing.B) {
+	evs, raw := edgeEvents(b, 131072, 2)
+	b.SetBytes(raw)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := b.TempDir()
+		e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, _ := e.Shard("bench")
+		for off := 0; off < len(evs); off += 4096 {
+			if err := s.Append(context.Background(), evs[off:min(off+4096, len(evs))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if err := s.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if i == 0 {
+			b.ReportMetric(float64(segmentBytes(b, dir))/float64(len(evs)), "disk-B/event")
+		}
+		e.Close()
+		b.StartTimer()
+	}
+}
+
+// loadedShard ingests n edge events into a fresh engine (flushed and
+// compacted) once per configuration, shared by the query benchmarks.
+var loaded sync.Map
+
+type loadedData struct {
+	e *Engine
+	s *Shard
+}
+
+func loadedShard(b *testing.B, name string, n int, opts Options) *Shard {
+	key := name + "/" + strconv.Itoa(n)
+	if v, ok := loaded.Load(key); ok {
+		return v.(*loadedData).s
+	}
+	dir, err := os.MkdirTemp("", "sediment-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts.DisableBackground = true
+	opts.AckMode = AckBuffered
+	e, err := Open(dir, &opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := e.Shard("bench")
+	const chunk = 100_000
+	for done := 0; done < n; done += chunk {
+		evs, _ := edgeEvents(b, min(chunk, n-done), int64(done)+7)
+		for off := 0; off < len(evs); off += 5000 {
+			if err := s.Append(context.Background(), evs[off:min(off+5000, len(evs))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for {
+		m, err := s.Compact()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if m == 0 {
+			break
+		}
+	}
+	loaded.Store(key, &loadedData{e: e, s: s})
+	return s
+}
+
+func status500() scan.Predicate {
+	return scan.Predicate{Path: "metadata.response.status_code", Type: vec.Int64, Op: scan.Eq, Args: []scan.Const{{Type: vec.Int64, Int: 500}}}
+}
+
+func countUnits(b *testing.B, sn *Snapshot, req *scan.Request) int64 {
+	sc, err := sn.Table("bench").Open(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	for _, u := range sc.Units() {
+		n, err := u.Count(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += n
+	}
+	return total
+}
+
+// BenchmarkCountStatus500 counts metadata.response.status_code = 500 over
+// the loaded data through the value index, and with the index disabled
+// (so every block's column is decoded and compared).
+func BenchmarkCountStatus500(b *testing.B) {
+	n := benchEvents()
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"index", Options{}},
+		{"scan", Options{IndexMaxValueTerms: 1}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := loadedShard(b, tc.name, n, tc.opts)
+			sn := s.Snapshot()
+			defer sn.Release()
+			req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Filters: []scan.Predicate{status500()}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var got int64
+			for i := 0; i < b.N; i++ {
+				got = countUnits(b, sn, req)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(got), "matches")
+		})
+	}
+}
+
+// BenchmarkScanFilter reads a non-indexed float column (origin_time >
+// 1000) over all loaded rows: the plain decode-and-compare speed.
+func BenchmarkScanFilter(b *testing.B) {
+	n := benchEvents()
+	s := loadedShard(b, "index", n, Options{})
+	sn := s.Snapshot()
+	defer sn.Release()
+	req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Filters: []scan.Predicate{{
+		Path: "metadata.response.origin_time", Type: vec.Int64, Op: scan.Gt, Args: []scan.Const{{Type: vec.Int64, Int: 1000}}}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		countUnits(b, sn, req)
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}

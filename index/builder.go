@@ -3,8 +3,8 @@ package index
 import (
 	"cmp"
 	"encoding/binary"
-	"math"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 

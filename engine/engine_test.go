@@ -587,3 +587,36 @@ func TestConcurrentAppendsAndQueries(t *testing.T) {
 	checkClean(t, e)
 	e.Close()
 }
+
+// TestAppendCopiesKeys overwrites the buffer events were parsed from after
+// Append returns, as fasthttp reuses request buffers: nothing stored may
+// change.
+func TestAppendCopiesKeys(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	body := []byte(`{"id":"k1","message":"hello","timestamp":1700000000000000,"project":"p","metadata":{"request":{"path":"/x"},"context":[{"host":"h"}]}}`)
+	raw, err := event.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := event.Normalize(raw, time.UnixMicro(1700000000000000), event.NormalizeOptions{})
+	want := ev.Clone()
+	if err := s.Append(ctx, []event.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range body {
+		body[i] = 'X'
+	}
+	got := readAll(t, s)["k1"]
+	if !eventsEqual(&got, &want) {
+		t.Fatalf("stored event changed with the caller's buffer:\n got %+v\nwant %+v", got, want)
+	}
+	sn := s.Snapshot()
+	defer sn.Release()
+	f := sn.Schema().Lookup("metadata.context")
+	if f == nil || len(f.ElemFields) != 1 || f.ElemFields[0].Path != "host" {
+		t.Fatalf("array element fields changed with the caller's buffer: %+v", f)
+	}
+}

@@ -50,12 +50,14 @@ func (n *trieNode) child(key string) *trieNode {
 		if n.children == nil {
 			n.children = map[string]*trieNode{}
 		}
+		// The key may alias the caller's buffer: keep copies only.
+		key = strings.Clone(key)
 		p := key
 		if n.path != "" {
 			p = n.path + "." + key
 		}
 		c = &trieNode{path: p}
-		n.children[strings.Clone(key)] = c
+		n.children[key] = c
 	}
 	return c
 }
@@ -224,7 +226,7 @@ func collectElemFields(set map[segment.ElemField]struct{}, prefix string, v *eve
 			set[segment.ElemField{Path: prefix, Type: segment.TypeObject}] = struct{}{}
 		}
 		for i := range v.Kids {
-			p := v.Kids[i].Key
+			p := strings.Clone(v.Kids[i].Key) // may alias the caller's buffer
 			if prefix != "" {
 				p = prefix + "." + p
 			}

@@ -323,6 +323,7 @@ const (
 	TokensChanged
 )
 
+// String names the kind, e.g. "source_created".
 func (k ChangeKind) String() string {
 	switch k {
 	case SourceCreated:

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"maps"
 	"strings"
 	"time"
 
@@ -180,7 +181,7 @@ func (c *Catalog) applyEndpointParams(st *state, e *Endpoint, p EndpointParams, 
 	setStr(&e.Language, p.Language)
 	setStr(&e.Labels, p.Labels)
 	if p.SourceMapping != nil {
-		e.SourceMapping = p.SourceMapping
+		e.SourceMapping = maps.Clone(p.SourceMapping)
 	}
 	setBool(&e.Sandboxable, p.Sandboxable)
 	setBool(&e.EnableAuth, p.EnableAuth)

@@ -1,0 +1,732 @@
+package sql
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/sediment/sediment/internal/vec"
+)
+
+// aggOp is a hash aggregation. Groups are numbered in order of first
+// appearance; keys and aggregate states live in per-group arrays.
+type aggOp struct {
+	q      *queryRun
+	in     operator
+	node   *AggregateNode
+	keys   []evaluator
+	ktypes []ColType
+	aggs   []*aggAcc
+
+	ngroups int
+	kvals   []*colBuilder
+	// Group lookup: a single integer-like key, a single string key, or the
+	// encoded bytes of several keys.
+	intGroups map[int64]int32
+	strGroups map[string]int32
+	nullGroup int32
+	lastInt   int64
+	lastGroup int32
+
+	done bool
+	out  *vec.Batch
+	pos  int
+}
+
+func newAggOp(q *queryRun, n *AggregateNode, in operator) (operator, error) {
+	lay := layoutOf(n.In.Cols())
+	o := &aggOp{q: q, in: in, node: n, nullGroup: -1, lastGroup: -1}
+	for _, k := range n.Keys {
+		ev, err := compile(k, lay)
+		if err != nil {
+			return nil, err
+		}
+		o.keys = append(o.keys, ev)
+		o.ktypes = append(o.ktypes, k.Type())
+		o.kvals = append(o.kvals, newColBuilder(k.Type()))
+	}
+	for _, a := range n.Aggs {
+		acc, err := newAggAcc(a, lay)
+		if err != nil {
+			return nil, err
+		}
+		o.aggs = append(o.aggs, acc)
+	}
+	if len(o.keys) == 0 {
+		o.addGroup() // a global aggregate has one row even over no input
+	}
+	return o, nil
+}
+
+func (o *aggOp) addGroup() int32 {
+	g := int32(o.ngroups)
+	o.ngroups++
+	for _, a := range o.aggs {
+		a.grow(o.ngroups)
+	}
+	return g
+}
+
+func isIntLike(t vec.Type) bool {
+	switch t {
+	case vec.Int64, vec.Timestamp, vec.Datetime, vec.Date, vec.Bool:
+		return true
+	}
+	return false
+}
+
+// groupIDs assigns each selected row of b its group.
+func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
+	rows := rowsOf(b.Sel, b.Len)
+	gids := make([]int32, b.Len)
+	if len(o.keys) == 0 {
+		return gids, nil
+	}
+	kv := make([]*vec.Vector, len(o.keys))
+	for i, k := range o.keys {
+		v, err := k(ec, b, b.Sel)
+		if err != nil {
+			return nil, err
+		}
+		kv[i] = v
+	}
+	newGroup := func(r int) int32 {
+		g := o.addGroup()
+		for i, v := range kv {
+			o.kvals[i].add(v, r)
+		}
+		return g
+	}
+	if len(kv) == 1 && isIntLike(o.ktypes[0].V) {
+		v := kv[0]
+		if o.intGroups == nil {
+			o.intGroups = map[int64]int32{}
+		}
+		for _, r := range rows {
+			i := int(r)
+			if v.IsNull(i) {
+				if o.nullGroup < 0 {
+					o.nullGroup = newGroup(i)
+				}
+				gids[i] = o.nullGroup
+				continue
+			}
+			var x int64
+			if v.Type == vec.Bool {
+				x = b2i(v.BoolAt(i))
+			} else {
+				x = v.IntAt(i)
+			}
+			// Time buckets over time-sorted rows repeat: check the last one.
+			if o.lastGroup >= 0 && x == o.lastInt {
+				gids[i] = o.lastGroup
+				continue
+			}
+			g, ok := o.intGroups[x]
+			if !ok {
+				g = newGroup(i)
+				o.intGroups[x] = g
+			}
+			o.lastInt, o.lastGroup = x, g
+			gids[i] = g
+		}
+		return gids, nil
+	}
+	if o.strGroups == nil {
+		o.strGroups = map[string]int32{}
+	}
+	if len(kv) == 1 && (o.ktypes[0].V == vec.String || o.ktypes[0].V == vec.JSON) {
+		v := kv[0]
+		if v.Dict != nil && !v.Const {
+			// One map lookup per dictionary entry, then an array.
+			codeGroup := make([]int32, len(v.Dict))
+			for i := range codeGroup {
+				codeGroup[i] = -1
+			}
+			for _, r := range rows {
+				i := int(r)
+				if v.IsNull(i) {
+					if o.nullGroup < 0 {
+						o.nullGroup = newGroup(i)
+					}
+					gids[i] = o.nullGroup
+					continue
+				}
+				c := v.Codes[i]
+				g := codeGroup[c]
+				if g < 0 {
+					var ok bool
+					if g, ok = o.strGroups[v.Dict[c]]; !ok {
+						g = newGroup(i)
+						o.strGroups[strings.Clone(v.Dict[c])] = g
+					}
+					codeGroup[c] = g
+				}
+				gids[i] = g
+			}
+			return gids, nil
+		}
+		for _, r := range rows {
+			i := int(r)
+			if v.IsNull(i) {
+				if o.nullGroup < 0 {
+					o.nullGroup = newGroup(i)
+				}
+				gids[i] = o.nullGroup
+				continue
+			}
+			s := v.StringAt(i)
+			g, ok := o.strGroups[s]
+			if !ok {
+				g = newGroup(i)
+				o.strGroups[strings.Clone(s)] = g
+			}
+			gids[i] = g
+		}
+		return gids, nil
+	}
+	// Several keys: encode them.
+	var buf []byte
+	for _, r := range rows {
+		i := int(r)
+		buf = buf[:0]
+		for k, v := range kv {
+			buf = appendKey(buf, v, i, o.ktypes[k].V)
+		}
+		g, ok := o.strGroups[string(buf)]
+		if !ok {
+			g = newGroup(i)
+			o.strGroups[string(buf)] = g
+		}
+		gids[i] = g
+	}
+	return gids, nil
+}
+
+// appendKey encodes one key value unambiguously.
+func appendKey(buf []byte, v *vec.Vector, i int, t vec.Type) []byte {
+	if v.IsNull(i) {
+		return append(buf, 0)
+	}
+	buf = append(buf, 1)
+	switch t {
+	case vec.String, vec.JSON:
+		s := v.StringAt(i)
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		return append(buf, s...)
+	case vec.Float64:
+		f := v.FloatAt(i)
+		if f == 0 {
+			f = 0 // -0 groups with 0
+		}
+		return binary.LittleEndian.AppendUint64(buf, math.Float64bits(f))
+	case vec.Bool:
+		return append(buf, byte(b2i(v.BoolAt(i))))
+	}
+	return binary.LittleEndian.AppendUint64(buf, uint64(v.IntAt(i)))
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (o *aggOp) next(ec *evalCtx) (*vec.Batch, error) {
+	if !o.done {
+		o.done = true
+		for {
+			b, err := o.in.next(ec)
+			if err != nil {
+				return nil, err
+			}
+			if b == nil {
+				break
+			}
+			if b.Rows() == 0 {
+				continue
+			}
+			before := o.ngroups
+			gids, err := o.groupIDs(ec, b)
+			if err != nil {
+				return nil, err
+			}
+			if grown := o.ngroups - before; grown > 0 {
+				if err := o.q.reserve(int64(grown) * int64(64+32*len(o.aggs))); err != nil {
+					return nil, err
+				}
+			}
+			for _, a := range o.aggs {
+				if err := a.update(ec, b, gids); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out := &vec.Batch{Len: o.ngroups}
+		for _, kb := range o.kvals {
+			out.Cols = append(out.Cols, kb.finish())
+		}
+		for _, a := range o.aggs {
+			v, err := a.finish(o.ngroups)
+			if err != nil {
+				return nil, err
+			}
+			out.Cols = append(out.Cols, v)
+		}
+		o.out = out
+	}
+	if o.pos > 0 || o.out.Len == 0 {
+		return nil, nil
+	}
+	o.pos = 1
+	return o.out, nil
+}
+
+func (o *aggOp) close() { o.in.close() }
+
+// ---------------------------------------------------------------------------
+// Column builder: appends values of one type.
+
+type colBuilder struct {
+	t     ColType
+	v     *vec.Vector
+	nulls []bool
+}
+
+func newColBuilder(t ColType) *colBuilder {
+	return &colBuilder{t: t, v: &vec.Vector{Type: t.V}}
+}
+
+func (cb *colBuilder) add(src *vec.Vector, i int) {
+	null := src.IsNull(i)
+	cb.nulls = append(cb.nulls, null)
+	v := cb.v
+	switch cb.t.V {
+	case vec.Bool:
+		v.Bools = append(v.Bools, !null && src.BoolAt(i))
+	case vec.Float64:
+		f := 0.0
+		if !null {
+			f = src.FloatAt(i)
+		}
+		v.Floats = append(v.Floats, f)
+	case vec.String, vec.JSON:
+		s := ""
+		if !null {
+			s = strings.Clone(src.StringAt(i))
+		}
+		v.Strs = append(v.Strs, s)
+	case vec.Unknown:
+	default:
+		x := int64(0)
+		if !null {
+			x = src.IntAt(i)
+		}
+		v.Ints = append(v.Ints, x)
+	}
+	v.Len++
+}
+
+func (cb *colBuilder) finish() *vec.Vector {
+	v := cb.v
+	if v.Type == vec.Unknown {
+		return allNullVector(cb.t, v.Len)
+	}
+	for i, n := range cb.nulls {
+		if n {
+			setNull(v, i)
+		}
+	}
+	return v
+}
+
+// ---------------------------------------------------------------------------
+// Aggregate accumulators
+
+type aggAcc struct {
+	call *AggCall
+	arg  evaluator
+	t    vec.Type // argument type
+
+	cnt   []int64
+	ints  []int64
+	flts  []float64
+	strs  []string
+	bools []bool
+	has   []bool
+	vals  [][]any             // approx_quantiles, array_agg, string_agg
+	sets  []map[valueKey]bool // DISTINCT
+}
+
+func newAggAcc(a *AggCall, lay layout) (*aggAcc, error) {
+	acc := &aggAcc{call: a}
+	if len(a.Args) > 0 {
+		ev, err := compile(a.Args[0], lay)
+		if err != nil {
+			return nil, err
+		}
+		acc.arg = ev
+		acc.t = a.Args[0].Type().V
+	}
+	return acc, nil
+}
+
+func (a *aggAcc) grow(n int) {
+	for len(a.has) < n {
+		a.has = append(a.has, false)
+		a.cnt = append(a.cnt, 0)
+		a.ints = append(a.ints, 0)
+		a.flts = append(a.flts, 0)
+		a.strs = append(a.strs, "")
+		a.bools = append(a.bools, false)
+		if a.vals != nil || needsVals(a.call) {
+			a.vals = append(a.vals, nil)
+		}
+		if a.call.Distinct {
+			a.sets = append(a.sets, nil)
+		}
+	}
+}
+
+func needsVals(c *AggCall) bool {
+	switch c.Name {
+	case "approx_quantiles", "array_agg", "string_agg":
+		return true
+	}
+	return false
+}
+
+func (a *aggAcc) update(ec *evalCtx, b *vec.Batch, gids []int32) error {
+	c := a.call
+	if c.Star {
+		b.ForEach(func(i int) { a.cnt[gids[i]]++ })
+		return nil
+	}
+	v, err := a.arg(ec, b, b.Sel)
+	if err != nil {
+		return err
+	}
+	var failed error
+	b.ForEach(func(i int) {
+		if failed != nil || v.IsNull(i) {
+			if c.Name == "array_agg" && failed == nil && v.IsNull(i) {
+				failed = fmt.Errorf("Array cannot have a null element; error in writing field ARRAY_AGG")
+			}
+			return
+		}
+		g := gids[i]
+		if c.Distinct || c.Name == "approx_count_distinct" {
+			if a.sets == nil {
+				a.sets = make([]map[valueKey]bool, len(a.has))
+			}
+			for len(a.sets) <= int(g) {
+				a.sets = append(a.sets, nil)
+			}
+			if a.sets[g] == nil {
+				a.sets[g] = map[valueKey]bool{}
+			}
+			k := keyOf(v, i)
+			if k.t == vec.String {
+				k.s = strings.Clone(k.s)
+			}
+			if a.sets[g][k] {
+				return
+			}
+			a.sets[g][k] = true
+		}
+		switch c.Name {
+		case "count", "approx_count_distinct":
+			a.cnt[g]++
+		case "countif":
+			if v.BoolAt(i) {
+				a.cnt[g]++
+			}
+		case "sum":
+			switch v.Type {
+			case vec.Float64:
+				a.flts[g] += v.FloatAt(i)
+			case vec.Bool:
+				a.ints[g] += b2i(v.BoolAt(i))
+			default:
+				x := v.IntAt(i)
+				s := a.ints[g] + x
+				if (x > 0 && s < a.ints[g]) || (x < 0 && s > a.ints[g]) {
+					failed = fmt.Errorf("int64 overflow: SUM")
+					return
+				}
+				a.ints[g] = s
+			}
+			a.has[g] = true
+		case "avg":
+			if v.Type == vec.Float64 {
+				a.flts[g] += v.FloatAt(i)
+			} else {
+				a.flts[g] += float64(v.IntAt(i))
+			}
+			a.cnt[g]++
+		case "min", "max":
+			a.minMax(g, v, i, c.Name == "max")
+		case "any_value":
+			if !a.has[g] {
+				a.set(g, v, i)
+			}
+		case "logical_and":
+			if !a.has[g] {
+				a.bools[g] = true
+			}
+			a.bools[g] = a.bools[g] && v.BoolAt(i)
+			a.has[g] = true
+		case "logical_or":
+			a.bools[g] = a.bools[g] || v.BoolAt(i)
+			a.has[g] = true
+		case "approx_quantiles", "array_agg", "string_agg":
+			a.vals[g] = append(a.vals[g], scalarOf(v, i))
+			a.has[g] = true
+		}
+	})
+	return failed
+}
+
+// scalarOf extracts a value as int64, float64, bool or string.
+func scalarOf(v *vec.Vector, i int) any {
+	switch v.Type {
+	case vec.String, vec.JSON:
+		return strings.Clone(v.StringAt(i))
+	case vec.Float64:
+		return v.FloatAt(i)
+	case vec.Bool:
+		return v.BoolAt(i)
+	}
+	return v.IntAt(i)
+}
+
+func (a *aggAcc) set(g int32, v *vec.Vector, i int) {
+	switch v.Type {
+	case vec.String, vec.JSON:
+		a.strs[g] = strings.Clone(v.StringAt(i))
+	case vec.Float64:
+		a.flts[g] = v.FloatAt(i)
+	case vec.Bool:
+		a.bools[g] = v.BoolAt(i)
+	default:
+		a.ints[g] = v.IntAt(i)
+	}
+	a.has[g] = true
+}
+
+func (a *aggAcc) minMax(g int32, v *vec.Vector, i int, isMax bool) {
+	if !a.has[g] {
+		a.set(g, v, i)
+		return
+	}
+	var c int
+	switch v.Type {
+	case vec.String, vec.JSON:
+		c = strings.Compare(v.StringAt(i), a.strs[g])
+	case vec.Float64:
+		x := v.FloatAt(i)
+		switch {
+		case x != x:
+			// BigQuery: NaN is smaller than everything for MIN, ignored? treat as smallest.
+			c = -1
+		case x < a.flts[g]:
+			c = -1
+		case x > a.flts[g]:
+			c = 1
+		}
+	case vec.Bool:
+		c = int(b2i(v.BoolAt(i)) - b2i(a.bools[g]))
+	default:
+		x := v.IntAt(i)
+		switch {
+		case x < a.ints[g]:
+			c = -1
+		case x > a.ints[g]:
+			c = 1
+		}
+	}
+	if (isMax && c > 0) || (!isMax && c < 0) {
+		a.set(g, v, i)
+	}
+}
+
+func (a *aggAcc) finish(n int) (*vec.Vector, error) {
+	c := a.call
+	out := newVector(c.T, n)
+	switch c.Name {
+	case "count", "countif", "approx_count_distinct":
+		copy(out.Ints, a.cnt[:n])
+		return out, nil
+	case "avg":
+		for g := 0; g < n; g++ {
+			if a.cnt[g] == 0 {
+				setNull(out, g)
+			} else {
+				out.Floats[g] = a.flts[g] / float64(a.cnt[g])
+			}
+		}
+		return out, nil
+	case "approx_quantiles", "array_agg", "string_agg":
+		return a.finishValues(n)
+	}
+	for g := 0; g < n; g++ {
+		if !a.has[g] {
+			setNull(out, g)
+			continue
+		}
+		switch out.Type {
+		case vec.Float64:
+			if c.Name == "sum" && a.t != vec.Float64 {
+				out.Floats[g] = float64(a.ints[g])
+			} else {
+				out.Floats[g] = a.flts[g]
+			}
+		case vec.String, vec.JSON:
+			out.Strs[g] = a.strs[g]
+		case vec.Bool:
+			out.Bools[g] = a.bools[g]
+		default:
+			out.Ints[g] = a.ints[g]
+		}
+	}
+	return out, nil
+}
+
+func (a *aggAcc) finishValues(n int) (*vec.Vector, error) {
+	c := a.call
+	if c.Name == "string_agg" {
+		out := newVector(c.T, n)
+		for g := 0; g < n; g++ {
+			if len(a.vals[g]) == 0 {
+				setNull(out, g)
+				continue
+			}
+			parts := make([]string, len(a.vals[g]))
+			for i, x := range a.vals[g] {
+				parts[i] = fmt.Sprint(x)
+			}
+			out.Strs[g] = strings.Join(parts, c.Sep)
+		}
+		return out, nil
+	}
+	et := ColType{V: c.T.Elem}
+	var flat []any
+	offsets := make([]int32, n+1)
+	var nulls vec.Bitset
+	for g := 0; g < n; g++ {
+		vals := a.vals[g]
+		if len(vals) == 0 {
+			if nulls == nil {
+				nulls = vec.NewBitset(n)
+			}
+			nulls.Set(g)
+			offsets[g+1] = int32(len(flat))
+			continue
+		}
+		if c.Name == "approx_quantiles" {
+			slices.SortFunc(vals, compareAny)
+			k := int(c.Param)
+			for q := 0; q <= k; q++ {
+				idx := int(math.Round(float64(q) * float64(len(vals)-1) / float64(k)))
+				flat = append(flat, vals[idx])
+			}
+		} else {
+			flat = append(flat, vals...)
+		}
+		offsets[g+1] = int32(len(flat))
+	}
+	elem := newVector(et, len(flat))
+	for i, x := range flat {
+		switch y := x.(type) {
+		case int64:
+			if elem.Type == vec.Float64 {
+				elem.Floats[i] = float64(y)
+			} else {
+				elem.Ints[i] = y
+			}
+		case float64:
+			elem.Floats[i] = y
+		case bool:
+			elem.Bools[i] = y
+		case string:
+			elem.Strs[i] = y
+		}
+	}
+	return &vec.Vector{Type: vec.List, Len: n, Offsets: offsets, Elem: elem, Nulls: nulls}, nil
+}
+
+func compareAny(x, y any) int {
+	switch a := x.(type) {
+	case int64:
+		b := y.(int64)
+		switch {
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
+	case float64:
+		b := y.(float64)
+		switch {
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
+	case string:
+		return strings.Compare(a, y.(string))
+	case bool:
+		return int(b2i(a) - b2i(y.(bool)))
+	}
+	return 0
+}
+
+// distinctOp removes duplicate rows.
+type distinctOp struct {
+	q    *queryRun
+	in   operator
+	seen map[string]bool
+	ts   []vec.Type
+}
+
+func newDistinctOp(q *queryRun, n *DistinctNode, in operator) operator {
+	o := &distinctOp{q: q, in: in, seen: map[string]bool{}}
+	for _, c := range n.Cols() {
+		o.ts = append(o.ts, c.T.V)
+	}
+	return o
+}
+
+func (o *distinctOp) next(ec *evalCtx) (*vec.Batch, error) {
+	for {
+		b, err := o.in.next(ec)
+		if err != nil || b == nil {
+			return nil, err
+		}
+		var keep []int32
+		var buf []byte
+		b.ForEach(func(i int) {
+			buf = buf[:0]
+			for c, v := range b.Cols {
+				buf = appendKey(buf, v, i, o.ts[c])
+			}
+			if !o.seen[string(buf)] {
+				o.seen[string(buf)] = true
+				keep = append(keep, int32(i))
+			}
+		})
+		if err := o.q.reserve(int64(len(keep) * 64)); err != nil {
+			return nil, err
+		}
+		if len(keep) > 0 {
+			return &vec.Batch{Len: b.Len, Sel: keep, Cols: b.Cols}, nil
+		}
+	}
+}
+
+func (o *distinctOp) close() { o.in.close() }

@@ -1,0 +1,531 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/sql/fn"
+	"github.com/sediment/sediment/sql/scan"
+)
+
+// ErrMemoryLimit is returned when a query needs more memory than its
+// budget allows.
+var ErrMemoryLimit = errors.New("Resources exceeded during query execution: the query needs more memory than its limit; reduce the time range or add filters")
+
+// operator is a physical operator: Next returns batches until nil.
+type operator interface {
+	next(ec *evalCtx) (*vec.Batch, error)
+	close()
+}
+
+// queryRun holds what one execution needs: opened scans, the record
+// sources RowRefs point into, memory accounting.
+type queryRun struct {
+	opts     *Options
+	scansMu  sync.Mutex
+	scans    []scan.Scan
+	recs     []recordSource
+	mem      atomic.Int64
+	memLimit int64
+	workers  int
+	cancel   context.CancelFunc
+}
+
+// recordSource is where the records of a RowRef column live.
+type recordSource struct {
+	sc   scan.Scan
+	path string
+}
+
+// RowRefs carry the record source in their top bits: source (15 bits),
+// part (16 bits), row (32 bits).
+const (
+	refSourceShift = 48
+	refPartMask    = 1<<48 - 1
+)
+
+func (q *queryRun) addRecordSource(sc scan.Scan, path string) int64 {
+	q.scansMu.Lock()
+	defer q.scansMu.Unlock()
+	q.recs = append(q.recs, recordSource{sc: sc, path: path})
+	return int64(len(q.recs) - 1)
+}
+
+// reserve accounts n bytes against the query's memory budget.
+func (q *queryRun) reserve(n int64) error {
+	if q.memLimit <= 0 {
+		return nil
+	}
+	if q.mem.Add(n) > q.memLimit {
+		return ErrMemoryLimit
+	}
+	return nil
+}
+
+// materialize writes the JSON of records (RowRefs from any source).
+func (q *queryRun) materialize(ctx context.Context, refs []int64, asArray bool, dst []string) error {
+	bySrc := map[int64][]int{}
+	for i, r := range refs {
+		bySrc[r>>refSourceShift] = append(bySrc[r>>refSourceShift], i)
+	}
+	for src, idx := range bySrc {
+		if src < 0 || int(src) >= len(q.recs) {
+			return fmt.Errorf("internal: bad record reference")
+		}
+		rs := q.recs[src]
+		local := make([]int64, len(idx))
+		for k, i := range idx {
+			local[k] = refs[i] & refPartMask
+		}
+		out := make([]string, len(idx))
+		if err := rs.sc.Materialize(ctx, rs.path, asArray, local, out); err != nil {
+			return err
+		}
+		for k, i := range idx {
+			dst[i] = out[k]
+		}
+	}
+	return nil
+}
+
+func (q *queryRun) closeScans() {
+	q.scansMu.Lock()
+	defer q.scansMu.Unlock()
+	for _, s := range q.scans {
+		s.Close()
+	}
+	q.scans = nil
+}
+
+// runSubquery runs an uncorrelated subquery and returns its first column.
+func (q *queryRun) runSubquery(ec *evalCtx, s *subqueryExpr) (*vec.Vector, error) {
+	op, err := q.build(s.plan)
+	if err != nil {
+		return nil, err
+	}
+	defer op.close()
+	t := s.plan.Cols()
+	var ct ColType
+	if len(t) > 0 {
+		ct = t[0].T
+	}
+	acc := newVector(ct, 0)
+	var rows []*vec.Batch
+	n := 0
+	for {
+		b, err := op.next(ec)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		if s.kind == subExists && b.Rows() > 0 {
+			return &vec.Vector{Type: vec.Bool, Len: 1, Bools: []bool{true}}, nil
+		}
+		rows = append(rows, b)
+		n += b.Rows()
+		if s.kind == subScalar && n > 1 {
+			return nil, fmt.Errorf("Scalar subquery produced more than one element")
+		}
+		if n > 1_000_000 {
+			return nil, fmt.Errorf("Subquery returned more than 1000000 rows")
+		}
+	}
+	if s.kind == subExists {
+		return &vec.Vector{Type: vec.Bool, Len: 0}, nil
+	}
+	acc = newVector(ct, n)
+	k := 0
+	for _, b := range rows {
+		b.ForEach(func(i int) {
+			copyValue(acc, k, b.Cols[0], i)
+			k++
+		})
+	}
+	return acc, nil
+}
+
+// ---------------------------------------------------------------------------
+// Streaming operators. Each can also run as a stage inside scan workers.
+
+// stage transforms one batch (nil result: drop it).
+type stage func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error)
+
+// stageOp runs a stage over its child's batches.
+type stageOp struct {
+	in operator
+	fn stage
+}
+
+func (o *stageOp) next(ec *evalCtx) (*vec.Batch, error) {
+	for {
+		b, err := o.in.next(ec)
+		if err != nil || b == nil {
+			return nil, err
+		}
+		out, err := o.fn(ec, b)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil && out.Rows() > 0 {
+			return out, nil
+		}
+	}
+}
+
+func (o *stageOp) close() { o.in.close() }
+
+func filterStage(cond evaluator) stage {
+	return func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
+		if b.Rows() == 0 {
+			return nil, nil
+		}
+		v, err := cond(ec, b, b.Sel)
+		if err != nil {
+			return nil, err
+		}
+		sel := make([]int32, 0, b.Rows())
+		b.ForEach(func(i int) {
+			if !v.IsNull(i) && v.BoolAt(i) {
+				sel = append(sel, int32(i))
+			}
+		})
+		if len(sel) == 0 {
+			return nil, nil
+		}
+		return compact(&vec.Batch{Len: b.Len, Sel: sel, Cols: b.Cols}), nil
+	}
+}
+
+// compact gathers the selected rows when few remain, so later operators
+// do not carry dead rows.
+func compact(b *vec.Batch) *vec.Batch {
+	if b.Sel == nil || len(b.Sel)*4 > b.Len {
+		return b
+	}
+	out := &vec.Batch{Len: len(b.Sel), Cols: make([]*vec.Vector, len(b.Cols))}
+	for i, c := range b.Cols {
+		out.Cols[i] = gather(c, b.Sel)
+	}
+	return out
+}
+
+// gather copies the listed rows of v into a new vector.
+func gather(v *vec.Vector, rows []int32) *vec.Vector {
+	n := len(rows)
+	if v.Const {
+		c := *v
+		c.Len = n
+		return &c
+	}
+	out := &vec.Vector{Type: v.Type, Len: n}
+	if v.Nulls != nil {
+		for i, r := range rows {
+			if v.Nulls.Get(int(r)) {
+				if out.Nulls == nil {
+					out.Nulls = vec.NewBitset(n)
+				}
+				out.Nulls.Set(i)
+			}
+		}
+	}
+	switch {
+	case v.Type == vec.List:
+		out.Offsets = make([]int32, n+1)
+		var idx []int32
+		for i, r := range rows {
+			for j := v.Offsets[r]; j < v.Offsets[r+1]; j++ {
+				idx = append(idx, j)
+			}
+			out.Offsets[i+1] = int32(len(idx))
+		}
+		out.Elem = gather(v.Elem, idx)
+	case v.Type == vec.Struct:
+		out.Names = v.Names
+		for _, ch := range v.Children {
+			out.Children = append(out.Children, gather(ch, rows))
+		}
+	case v.Dict != nil:
+		out.Dict = v.Dict
+		out.Codes = make([]uint32, n)
+		for i, r := range rows {
+			out.Codes[i] = v.Codes[r]
+		}
+	case v.Bools != nil:
+		out.Bools = make([]bool, n)
+		for i, r := range rows {
+			out.Bools[i] = v.Bools[r]
+		}
+	case v.Floats != nil:
+		out.Floats = make([]float64, n)
+		for i, r := range rows {
+			out.Floats[i] = v.Floats[r]
+		}
+	case v.Strs != nil:
+		out.Strs = make([]string, n)
+		for i, r := range rows {
+			out.Strs[i] = v.Strs[r]
+		}
+	case v.Ints != nil:
+		out.Ints = make([]int64, n)
+		for i, r := range rows {
+			out.Ints[i] = v.Ints[r]
+		}
+	}
+	return out
+}
+
+func projectStage(evs []evaluator) stage {
+	return func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
+		out := &vec.Batch{Len: b.Len, Sel: b.Sel, Cols: make([]*vec.Vector, len(evs))}
+		for i, ev := range evs {
+			v, err := ev(ec, b, b.Sel)
+			if err != nil {
+				return nil, err
+			}
+			out.Cols[i] = v
+		}
+		return out, nil
+	}
+}
+
+// recordAliasStage appends the alias column (the same RowRefs as the
+// source) and, for a cross join, drops rows whose record is absent.
+func recordAliasStage(src int, outer bool) stage {
+	return func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
+		v := b.Cols[src]
+		out := &vec.Batch{Len: b.Len, Sel: b.Sel, Cols: append(append([]*vec.Vector(nil), b.Cols...), v)}
+		if outer || v.Nulls == nil {
+			return out, nil
+		}
+		sel := make([]int32, 0, b.Rows())
+		b.ForEach(func(i int) {
+			if !v.IsNull(i) {
+				sel = append(sel, int32(i))
+			}
+		})
+		if len(sel) == 0 {
+			return nil, nil
+		}
+		out.Sel = sel
+		return compact(out), nil
+	}
+}
+
+// unnestStage expands each row into one row per element of its array.
+func unnestStage(n *UnnestNode, arr evaluator, inWidth int) stage {
+	return func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
+		av, err := arr(ec, b, b.Sel)
+		if err != nil {
+			return nil, err
+		}
+		var parent, elem []int32 // per output row: input row, element index (-1 none)
+		b.ForEach(func(i int) {
+			ai := i
+			if av.Const {
+				ai = 0
+			}
+			if av.IsNull(i) || av.Elem == nil || av.Offsets[ai] == av.Offsets[ai+1] {
+				if n.Outer {
+					parent = append(parent, int32(i))
+					elem = append(elem, -1)
+				}
+				return
+			}
+			for j := av.Offsets[ai]; j < av.Offsets[ai+1]; j++ {
+				parent = append(parent, int32(i))
+				elem = append(elem, j)
+			}
+		})
+		if len(parent) == 0 {
+			return nil, nil
+		}
+		out := &vec.Batch{Len: len(parent)}
+		for _, c := range b.Cols[:inWidth] {
+			out.Cols = append(out.Cols, gather(c, parent))
+		}
+		elemVec := av.Elem
+		if n.elemChild >= 0 && elemVec != nil && elemVec.Type == vec.Struct {
+			elemVec = elemVec.Children[n.elemChild]
+		}
+		out.Cols = append(out.Cols, gatherOpt(elemVec, elem, n.Elem.T))
+		if n.Offset != nil {
+			ov := &vec.Vector{Type: vec.Int64, Len: len(parent), Ints: make([]int64, len(parent))}
+			for k, j := range elem {
+				if j < 0 {
+					setNull(ov, k)
+					continue
+				}
+				ai := parent[k]
+				if av.Const {
+					ai = 0
+				}
+				ov.Ints[k] = int64(j - av.Offsets[ai])
+			}
+			out.Cols = append(out.Cols, ov)
+		}
+		for _, f := range n.Fields {
+			var src *vec.Vector
+			if av.Elem != nil && av.Elem.Type == vec.Struct && f.child < len(av.Elem.Children) {
+				src = av.Elem.Children[f.child]
+			}
+			out.Cols = append(out.Cols, gatherOpt(src, elem, f.col.T))
+		}
+		return out, nil
+	}
+}
+
+// gatherOpt gathers rows where -1 means NULL.
+func gatherOpt(v *vec.Vector, rows []int32, t ColType) *vec.Vector {
+	n := len(rows)
+	if v == nil {
+		return allNullVector(t, n)
+	}
+	out := newVector(ColType{V: v.Type}, n)
+	if v.Type == vec.Unknown {
+		return allNullVector(t, n)
+	}
+	for i, r := range rows {
+		if r < 0 {
+			setNull(out, i)
+			continue
+		}
+		copyValue(out, i, v, int(r))
+	}
+	return out
+}
+
+// valuesOp produces one row with no columns.
+type valuesOp struct{ done bool }
+
+func (o *valuesOp) next(*evalCtx) (*vec.Batch, error) {
+	if o.done {
+		return nil, nil
+	}
+	o.done = true
+	return &vec.Batch{Len: 1}, nil
+}
+func (o *valuesOp) close() {}
+
+// limitOp skips offset rows and passes count rows.
+type limitOp struct {
+	in     operator
+	count  int64 // < 0: no limit
+	offset int64
+	seen   int64
+}
+
+func (o *limitOp) next(ec *evalCtx) (*vec.Batch, error) {
+	for {
+		if o.count >= 0 && o.seen >= o.offset+o.count {
+			return nil, nil
+		}
+		b, err := o.in.next(ec)
+		if err != nil || b == nil {
+			return nil, err
+		}
+		rows := rowsOf(b.Sel, b.Len)
+		var keep []int32
+		for _, r := range rows {
+			if o.seen >= o.offset && (o.count < 0 || o.seen < o.offset+o.count) {
+				keep = append(keep, r)
+			}
+			o.seen++
+		}
+		if len(keep) > 0 {
+			return &vec.Batch{Len: b.Len, Sel: keep, Cols: b.Cols}, nil
+		}
+	}
+}
+func (o *limitOp) close() { o.in.close() }
+
+// unionOp concatenates its inputs, remapping columns.
+type unionOp struct {
+	ins  []operator
+	maps [][]int // per input: output column → input position
+	cur  int
+}
+
+func (o *unionOp) next(ec *evalCtx) (*vec.Batch, error) {
+	for o.cur < len(o.ins) {
+		b, err := o.ins[o.cur].next(ec)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			o.cur++
+			continue
+		}
+		out := &vec.Batch{Len: b.Len, Sel: b.Sel, Cols: make([]*vec.Vector, len(o.maps[o.cur]))}
+		for i, p := range o.maps[o.cur] {
+			out.Cols[i] = b.Cols[p]
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+func (o *unionOp) close() {
+	for _, in := range o.ins {
+		in.close()
+	}
+}
+
+// materializeOp drains its input into memory (used under joins).
+func drain(ec *evalCtx, op operator, q *queryRun) ([]*vec.Batch, error) {
+	var out []*vec.Batch
+	for {
+		b, err := op.next(ec)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			return out, nil
+		}
+		b = compact(b)
+		if err := q.reserve(batchBytes(b)); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+}
+
+// batchBytes estimates a batch's memory.
+func batchBytes(b *vec.Batch) int64 {
+	var n int64
+	for _, c := range b.Cols {
+		n += vectorBytes(c)
+	}
+	return n
+}
+
+func vectorBytes(v *vec.Vector) int64 {
+	if v == nil || v.Const {
+		return 16
+	}
+	n := int64(len(v.Ints)*8 + len(v.Floats)*8 + len(v.Bools) + len(v.Codes)*4 + len(v.Offsets)*4 + len(v.Nulls)*8)
+	for _, s := range v.Strs {
+		n += int64(len(s)) + 16
+	}
+	if v.Elem != nil {
+		n += vectorBytes(v.Elem)
+	}
+	for _, c := range v.Children {
+		n += vectorBytes(c)
+	}
+	return n
+}
+
+// newEvalCtx makes the evaluation context of a run.
+func (q *queryRun) newEvalCtx(ctx context.Context) *evalCtx {
+	ec := &evalCtx{ctx: ctx, q: q}
+	ec.fctx = &fn.EvalCtx{Ctx: ctx, Materialize: func(refs []int64, dst []string) error {
+		return q.materialize(ctx, refs, true, dst)
+	}}
+	return ec
+}

@@ -1,0 +1,187 @@
+// Package sql runs Sediment's SQL: the BigQuery dialect that Logflare query
+// endpoints and Supabase Studio use. A query is parsed (sql/parser), bound
+// to the sources of a Catalog (names, types, nested records), optimised
+// (constant folding, filter and limit pushdown into scans, top-K, index
+// counts, column pruning) and executed by vectorised operators over
+// batches of column vectors read through the sql/scan interface.
+package sql
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"time"
+
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/sql/parser"
+	"github.com/sediment/sediment/sql/scan"
+)
+
+// Options control one query execution.
+type Options struct {
+	// Params bind @name parameters, all as STRING; a parameter missing from
+	// the map is NULL.
+	Params map[string]string
+	// Now is the query's CURRENT_TIMESTAMP (default time.Now()).
+	Now time.Time
+	// MaxRows truncates the result (0 = no limit), and lets the plan stop
+	// early.
+	MaxRows int
+	// MemoryLimit bounds the bytes buffered by sorts, aggregations and joins
+	// (default 1 GiB); past it the query fails with ErrMemoryLimit.
+	MemoryLimit int64
+	// Timeout bounds the run (default 60s); past it ErrTimeout.
+	Timeout time.Duration
+	// Workers is the number of goroutines scanning in parallel (default
+	// GOMAXPROCS).
+	Workers int
+
+	ctx context.Context
+}
+
+// ErrTimeout is returned when a query runs past its deadline.
+var ErrTimeout = errors.New("Query timed out. Retry your query or reduce the time range.")
+
+// Result is a query's output: named columns of vectors, all of Len rows.
+// Records (RowRef) are already materialised as JSON text.
+type Result struct {
+	Names []string
+	Types []ColType
+	Cols  []*vec.Vector
+	Len   int
+}
+
+// Plan binds and optimises a validated query, for inspection.
+func Plan(q *parser.Query, cat Catalog, opts Options) (Node, error) {
+	n, _, err := plan(q, cat, &opts)
+	return n, err
+}
+
+func plan(q *parser.Query, cat Catalog, opts *Options) (Node, []Column, error) {
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	b := &binder{cat: cat, params: opts.Params, now: opts.Now}
+	n, err := b.bindQuery(q, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.MaxRows > 0 {
+		n = &LimitNode{In: n, Count: int64(opts.MaxRows)}
+	}
+	cols := n.Cols()
+	needed := make([]ColID, len(cols))
+	for i, c := range cols {
+		needed[i] = c.ID
+	}
+	n, err = optimize(n, opts.Now, needed)
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, cols, nil
+}
+
+// Run executes a validated query against cat.
+func Run(ctx context.Context, q *parser.Query, cat Catalog, opts Options) (*Result, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 60 * time.Second
+	}
+	if opts.MemoryLimit <= 0 {
+		opts.MemoryLimit = 1 << 30
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	opts.ctx = ctx
+	n, cols, err := plan(q, cat, &opts)
+	if err != nil {
+		return nil, err
+	}
+	qr := &queryRun{opts: &opts, memLimit: opts.MemoryLimit, workers: opts.Workers, cancel: cancel}
+	defer qr.closeScans()
+	res, err := qr.run(ctx, n, cols)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
+			return nil, ErrTimeout
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+func (q *queryRun) run(ctx context.Context, n Node, cols []Column) (*Result, error) {
+	ec := q.newEvalCtx(ctx)
+	op, err := q.build(n)
+	if err != nil {
+		return nil, err
+	}
+	defer op.close()
+	var batches []*vec.Batch
+	total := 0
+	for {
+		b, err := op.next(ec)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		if b.Rows() == 0 {
+			continue
+		}
+		if err := q.reserve(batchBytes(b)); err != nil {
+			return nil, err
+		}
+		batches = append(batches, b)
+		total += b.Rows()
+		if q.opts.MaxRows > 0 && total >= q.opts.MaxRows {
+			break
+		}
+	}
+	out := concatBatches(batches, cols)
+	if q.opts.MaxRows > 0 && out.Len > q.opts.MaxRows {
+		out = truncateBatch(out, q.opts.MaxRows)
+	}
+	res := &Result{Len: out.Len}
+	for i, c := range cols {
+		v := out.Cols[i]
+		if c.T.V == vec.RowRef {
+			js := make([]string, out.Len)
+			var refs []int64
+			var at []int
+			for r := 0; r < out.Len; r++ {
+				if !v.IsNull(r) {
+					refs = append(refs, v.Ints[r])
+					at = append(at, r)
+				}
+			}
+			txt := make([]string, len(refs))
+			if err := q.materialize(ctx, refs, !c.T.Single, txt); err != nil {
+				return nil, err
+			}
+			for k, r := range at {
+				js[r] = txt[k]
+			}
+			v = &vec.Vector{Type: vec.JSON, Len: out.Len, Strs: js, Nulls: v.Nulls}
+		}
+		res.Names = append(res.Names, c.Name)
+		res.Types = append(res.Types, c.T)
+		res.Cols = append(res.Cols, v)
+	}
+	return res, nil
+}
+
+func truncateBatch(b *vec.Batch, n int) *vec.Batch {
+	rows := allRows(n)
+	out := &vec.Batch{Len: n}
+	for _, c := range b.Cols {
+		out.Cols = append(out.Cols, gather(c, rows))
+	}
+	return out
+}
+
+// Columns of a source table are read through scan.Table; this assertion
+// documents the dependency.
+var _ scan.Table = scan.Table(nil)

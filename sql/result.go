@@ -1,0 +1,154 @@
+package sql
+
+import (
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sediment/sediment/internal/vec"
+)
+
+// AppendJSON writes the result as Logflare returns it: an array of row
+// objects keyed by column name. TIMESTAMP values are integer microseconds,
+// DATETIME and DATE strings without zone, records (already JSON) in
+// BigQuery's shape, arrays as arrays, NULL as null.
+func (r *Result) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '[')
+	keys := make([][]byte, len(r.Names))
+	for i, n := range r.Names {
+		keys[i] = appendString(nil, n)
+	}
+	for row := 0; row < r.Len; row++ {
+		if row > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '{')
+		for c, v := range r.Cols {
+			if c > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, keys[c]...)
+			dst = append(dst, ':')
+			dst = appendValue(dst, v, row)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendValue writes row i of v as JSON.
+func appendValue(dst []byte, v *vec.Vector, i int) []byte {
+	if v.IsNull(i) {
+		return append(dst, "null"...)
+	}
+	switch v.Type {
+	case vec.Bool:
+		return strconv.AppendBool(dst, v.BoolAt(i))
+	case vec.Int64, vec.Timestamp:
+		return strconv.AppendInt(dst, v.IntAt(i), 10)
+	case vec.Float64:
+		f := v.FloatAt(i)
+		switch {
+		case math.IsNaN(f):
+			return append(dst, `"NaN"`...)
+		case math.IsInf(f, 1):
+			return append(dst, `"Infinity"`...)
+		case math.IsInf(f, -1):
+			return append(dst, `"-Infinity"`...)
+		}
+		return strconv.AppendFloat(dst, f, 'g', -1, 64)
+	case vec.String:
+		return appendString(dst, v.StringAt(i))
+	case vec.JSON:
+		s := v.StringAt(i)
+		if s == "" {
+			return append(dst, "null"...)
+		}
+		return append(dst, s...)
+	case vec.Datetime:
+		return appendString(dst, FormatDatetime(v.IntAt(i)))
+	case vec.Date:
+		return appendString(dst, time.Unix(v.IntAt(i)*86400, 0).UTC().Format("2006-01-02"))
+	case vec.List:
+		ii := i
+		if v.Const {
+			ii = 0
+		}
+		dst = append(dst, '[')
+		for k := v.Offsets[ii]; k < v.Offsets[ii+1]; k++ {
+			if k > v.Offsets[ii] {
+				dst = append(dst, ',')
+			}
+			dst = appendValue(dst, v.Elem, int(k))
+		}
+		return append(dst, ']')
+	case vec.Struct:
+		dst = append(dst, '{')
+		for c, ch := range v.Children {
+			if c > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, v.Names[c])
+			dst = append(dst, ':')
+			dst = appendValue(dst, ch, i)
+		}
+		return append(dst, '}')
+	case vec.Interval:
+		return appendString(dst, strconv.FormatInt(v.IntAt(i), 10))
+	}
+	return append(dst, "null"...)
+}
+
+// FormatDatetime renders a DATETIME (µs, civil) as BigQuery does in JSON
+// results: 2025-07-10T12:00:05, with .ffffff when there is a fraction.
+func FormatDatetime(us int64) string {
+	t := time.UnixMicro(us).UTC()
+	if us%1_000_000 == 0 {
+		return t.Format("2006-01-02T15:04:05")
+	}
+	return t.Format("2006-01-02T15:04:05.000000")
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

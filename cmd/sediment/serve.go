@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/httpapi"
+)
+
+// serveConfig is everything `sediment serve` is configured with, from
+// flags and the environment Logflare reads in Supabase self-hosting.
+type serveConfig struct {
+	Listen  string
+	DataDir string
+	AckMode engine.AckMode
+	// Supabase seeds the nine Supabase sources and the logs.all and
+	// usage.api-counts endpoints (LOGFLARE_SUPABASE_MODE, --supabase).
+	Supabase bool
+	// PublicToken may ingest (LOGFLARE_PUBLIC_ACCESS_TOKEN, else
+	// LOGFLARE_API_KEY); PrivateToken may do everything
+	// (LOGFLARE_PRIVATE_ACCESS_TOKEN).
+	PublicToken  string
+	PrivateToken string
+	LogLevel     slog.Level
+	// DrainDelay keeps serving with /ready at 503 before closing the
+	// listener; ShutdownTimeout bounds the wait for requests in flight.
+	DrainDelay      time.Duration
+	ShutdownTimeout time.Duration
+}
+
+// parseServeConfig reads flags (which win) and the environment.
+func parseServeConfig(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
+	cfg := serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second}
+	if p := strings.TrimSpace(getenv("PHX_HTTP_PORT")); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n <= 0 || n > 65535 {
+			return cfg, fmt.Errorf("PHX_HTTP_PORT=%q is not a port", p)
+		}
+		cfg.Listen = ":" + p
+	}
+	cfg.Supabase = envBool(getenv("LOGFLARE_SUPABASE_MODE"))
+	cfg.PublicToken = strings.TrimSpace(getenv("LOGFLARE_PUBLIC_ACCESS_TOKEN"))
+	if cfg.PublicToken == "" {
+		cfg.PublicToken = strings.TrimSpace(getenv("LOGFLARE_API_KEY"))
+	}
+	cfg.PrivateToken = strings.TrimSpace(getenv("LOGFLARE_PRIVATE_ACCESS_TOKEN"))
+	level := getenv("LOGFLARE_LOG_LEVEL")
+
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sediment serve [flags]")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Environment (as Logflare in Supabase self-hosting): LOGFLARE_SUPABASE_MODE,")
+		fmt.Fprintln(stderr, "LOGFLARE_PUBLIC_ACCESS_TOKEN (or LOGFLARE_API_KEY), LOGFLARE_PRIVATE_ACCESS_TOKEN,")
+		fmt.Fprintln(stderr, "LOGFLARE_LOG_LEVEL, PHX_HTTP_PORT. Flags win over the environment.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to listen on (default :4000, or :$PHX_HTTP_PORT)")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory")
+	ack := fs.String("ack-mode", "sync", "when ingest is acknowledged: sync (after fsync) or buffered (after write; a power loss can lose the last 100ms)")
+	supabase := fs.Bool("supabase", false, "Supabase mode: seed Supabase's sources and endpoints (as LOGFLARE_SUPABASE_MODE=true)")
+	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (default info, or $LOGFLARE_LOG_LEVEL)")
+	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving this long with /ready at 503 before closing the listener")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM, how long to wait for requests in flight")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	var err error
+	if cfg.AckMode, err = engine.ParseAckMode(*ack); err != nil {
+		return cfg, err
+	}
+	cfg.Supabase = cfg.Supabase || *supabase
+	if cfg.LogLevel, err = parseLogLevel(level); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// envBool reads a boolean environment value as Logflare does ("true").
+func envBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes":
+		return true
+	}
+	return false
+}
+
+// parseLogLevel maps LOGFLARE_LOG_LEVEL (Elixir's Logger levels) and Go's
+// names to a slog level.
+func parseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "info", "notice":
+		return slog.LevelInfo, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error", "critical", "alert", "emergency":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("unknown log level %q (debug, info, warn, error)", s)
+}
+
+// runServe is `sediment serve`: start, wait for SIGTERM/SIGINT, drain.
+func runServe(args []string, _, stderr io.Writer) int {
+	cfg, err := parseServeConfig(args, os.Getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "sediment serve:", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	a, err := startServer(cfg, serveDeps{}, log)
+	if err != nil {
+		log.Error("start failed", "err", err)
+		return 1
+	}
+	code := 0
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-a.serveErr:
+		log.Error("server stopped", "err", err)
+		code = 1
+	}
+	stop() // a second signal kills the process
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := a.shutdown(sctx); err != nil {
+		log.Error("shutdown", "err", err)
+		code = 1
+	}
+	log.Info("stopped")
+	return code
+}
+
+// serveDeps are the parts wired in from other layers; nil fields leave the
+// feature off.
+type serveDeps struct {
+	// SQLValidator returns the check endpoints' SQL must pass when saved.
+	SQLValidator func(cat *catalog.Catalog) func(query string) error
+	// Runner returns the executor of query endpoints and ad-hoc SQL.
+	Runner func(eng *engine.Engine, cat *catalog.Catalog) httpapi.QueryRunner
+}
+
+// app is a running server and what it owns.
+type app struct {
+	log      *slog.Logger
+	eng      *engine.Engine
+	cat      *catalog.Catalog
+	srv      *httpapi.Server
+	addr     net.Addr
+	serveErr chan error
+	stopped  chan struct{}
+}
+
+// startServer opens the data directory, sets up access tokens, starts
+// listening (so that /health answers "coming_up" meanwhile), seeds Supabase
+// resources if asked and marks the server ready.
+func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	eng, err := engine.Open(cfg.DataDir, &engine.Options{AckMode: cfg.AckMode, Logger: log.With("component", "engine")})
+	if err != nil {
+		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = eng.Close()
+		}
+	}()
+	cat, err := catalog.Open(cfg.DataDir, &catalog.Options{Logger: log.With("component", "catalog")})
+	if err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	if deps.SQLValidator != nil {
+		cat.SetSQLValidator(deps.SQLValidator(cat))
+	}
+	if err := setupTokens(cat, cfg, log); err != nil {
+		return nil, err
+	}
+	opts := httpapi.Options{Engine: eng, Catalog: cat, Logger: log.With("component", "http"), DrainDelay: cfg.DrainDelay}
+	if deps.Runner != nil {
+		opts.Runner = deps.Runner(eng, cat)
+	}
+	srv, err := httpapi.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{log: log, eng: eng, cat: cat, srv: srv, addr: ln.Addr(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	go func() {
+		defer close(a.stopped)
+		if err := srv.Serve(ln); err != nil {
+			a.serveErr <- err
+		}
+	}()
+	if cfg.Supabase {
+		res, err := cat.SeedSupabase()
+		if err != nil {
+			_ = srv.Shutdown(context.Background())
+			<-a.stopped
+			return nil, fmt.Errorf("seed Supabase resources: %w", err)
+		}
+		log.Info("supabase mode", "sources_created", len(res.Sources), "endpoints_created", len(res.Endpoints))
+	}
+	srv.SetReady()
+	log.Info("listening", "addr", a.addr.String(), "data_dir", cfg.DataDir, "ack_mode", cfg.AckMode.String(),
+		"sources", len(cat.Sources()), "endpoints", len(cat.Endpoints()))
+	return a, nil
+}
+
+// shutdown drains the HTTP server (requests in flight finish and are
+// acknowledged), then flushes and closes the engine.
+func (a *app) shutdown(ctx context.Context) error {
+	herr := a.srv.Shutdown(ctx)
+	<-a.stopped
+	eerr := a.eng.Close()
+	return errors.Join(herr, eerr)
+}

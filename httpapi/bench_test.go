@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/sediment/sediment/bench/gen"
+	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/httpapi/ingest"
+)
+
+// Run: go test -run '^$' -bench 'Ingest' -benchtime 400x -count 6 ./httpapi | tee new.txt
+// (then benchstat old.txt new.txt).
+
+const benchBatchEvents = 500
+
+// vectorBatches returns n Vector-style bodies of benchBatchEvents
+// platform-shaped edge events (~1.4 KB each) and their total size.
+func vectorBatches(n int) ([][]byte, int) {
+	g := gen.New(gen.EdgeLogs, gen.Options{Seed: 7, Shape: gen.Platform})
+	out := make([][]byte, n)
+	total := 0
+	for i := range out {
+		out[i] = g.AppendVectorBatch(nil, benchBatchEvents)
+		total += len(out[i])
+	}
+	return out, total
+}
+
+// BenchmarkIngestHTTP measures ingestion end to end over loopback: clients
+// POST Vector batches to /api/logs?source_name=cloudflare.logs.prod on
+// several keep-alive connections; the server decodes, normalises and
+// appends them to the engine (sync acks: each 200 is sent after fsync).
+// One op is one 500-event batch. Client and server share the machine.
+func BenchmarkIngestHTTP(b *testing.B) {
+	batches, total := vectorBatches(64)
+	for _, bc := range []struct {
+		name  string
+		conns int
+		ack   engine.AckMode
+	}{
+		{"conns=4/ack=sync", 4, engine.AckSync},
+		{"conns=16/ack=sync", 16, engine.AckSync},
+		{"conns=4/ack=buffered", 4, engine.AckBuffered},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ts := startServer(b, serverConfig{engine: engine.Options{AckMode: bc.ack}})
+			client := &fasthttp.HostClient{Addr: strings.TrimPrefix(ts.base, "http://"), MaxConns: bc.conns}
+			uri := ts.base + "/api/logs?source_name=cloudflare.logs.prod"
+			var next atomic.Int64
+			var failed atomic.Value
+			b.SetBytes(int64(total / len(batches)))
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range bc.conns {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+					defer fasthttp.ReleaseRequest(req)
+					defer fasthttp.ReleaseResponse(res)
+					req.SetRequestURI(uri)
+					req.Header.SetMethod(fasthttp.MethodPost)
+					req.Header.SetContentType("application/json")
+					req.Header.Set("x-api-key", pubKey)
+					for {
+						i := next.Add(1) - 1
+						if i >= int64(b.N) {
+							return
+						}
+						req.SetBodyRaw(batches[i%int64(len(batches))])
+						if err := client.Do(req, res); err != nil || res.StatusCode() != 200 {
+							failed.Store("status " + strconv.Itoa(res.StatusCode()) + ": " + string(res.Body()))
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric((processCPU()-cpu0).Seconds()/b.Elapsed().Seconds(), "cores")
+			if f := failed.Load(); f != nil {
+				b.Fatal(f)
+			}
+			b.ReportMetric(float64(b.N*benchBatchEvents)/b.Elapsed().Seconds(), "events/s")
+			if st := ts.srv.Stats(); st.Events != int64(b.N*benchBatchEvents) {
+				b.Fatalf("server stored %d events, want %d", st.Events, b.N*benchBatchEvents)
+			}
+			if rss := peakRSSMiB(); rss > 0 {
+				b.ReportMetric(rss, "peak-RSS-MiB")
+			}
+		})
+	}
+}
+
+// BenchmarkIngestDecode is the HTTP layer's share of the same work on one
+// core: decode and normalise the same batches, no network, no engine.
+// Compare its ns/op with BenchmarkIngestHTTP's to see decoding's part of
+// the end-to-end cost.
+func BenchmarkIngestDecode(b *testing.B) {
+	batches, total := vectorBatches(64)
+	w := newIngestWorker(ingest.DefaultMaxBodyBytes)
+	now := time.Now()
+	b.SetBytes(int64(total / len(batches)))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		res, err := w.dec.Decode(ingest.Request{Route: ingest.RouteCreate, ContentType: "application/json", Body: batches[i%len(batches)]})
+		if err != nil || len(res.Events) != benchBatchEvents {
+			b.Fatal(err)
+		}
+		w.norm.Reset()
+		w.events = w.events[:0]
+		for j := range res.Events {
+			ev, _ := w.norm.Normalize(res.Events[j], now, event.NormalizeOptions{})
+			w.events = append(w.events, ev)
+		}
+	}
+	b.ReportMetric(float64(b.N*benchBatchEvents)/b.Elapsed().Seconds(), "events/s")
+}
+
+// processCPU returns the CPU time (user + system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSSMiB reads the process's peak resident set size (Linux), or 0.
+func peakRSSMiB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err == nil {
+				return float64(kb) / 1024
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,25 @@
+// Package httpapi is Sediment's HTTP API on fasthttp: Logflare's ingest
+// routes, query endpoint routes, management API and health checks
+// (logflare-compat §1, §2.2, §5; supabase-clients for what Vector, Studio
+// and pino-logflare send).
+//
+// Files, one concern each:
+//
+//	server.go     Options, Server, lifecycle (Serve, SetReady, Shutdown)
+//	router.go     method + path → handler, the /analytics/v1 prefix
+//	auth.go       API key extraction and checks
+//	cors.go       CORS headers and preflight answers
+//	respond.go    JSON bodies and status helpers
+//	health.go     /health and /ready
+//	ingest.go     the ingest handler and its per-worker state
+//	rules.go      per-source ingest rules (drop LQL, custom message keys)
+//	recent.go     the last events of each source, for /recent
+//	sources.go    /api/sources management
+//	endpoints.go  /api/endpoints management
+//	schema.go     /api/sources/:token/schema rendering
+//	query.go      query endpoint routes and the QueryRunner interface
+//	params.go     query endpoint parameter collection
+//	accesslog.go  request logging
+//
+// Query execution is not here: handlers call a QueryRunner.
+package httpapi

@@ -1,0 +1,303 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/httpapi/ingest"
+)
+
+// Options configure a Server. Engine and Catalog are required; every other
+// zero field means its default.
+type Options struct {
+	Engine  *engine.Engine
+	Catalog *catalog.Catalog
+	// Runner executes query endpoints and ad-hoc SQL; nil answers those
+	// routes 503 until SetRunner is called.
+	Runner QueryRunner
+	// Logger receives request logs (debug) and errors (default discards).
+	Logger *slog.Logger
+	// Now is the clock for ingest timestamps (default time.Now).
+	Now func() time.Time
+
+	// MaxBodyBytes caps a request body, before and after decompression
+	// (default 12,000,000, Logflare's limit).
+	MaxBodyBytes int
+	// MaxHeaderBytes caps the request line and headers; Studio sends its
+	// SQL in the query string (default 64 KiB).
+	MaxHeaderBytes int
+	// IdleTimeout closes keep-alive connections idle this long (default
+	// 90 s); ReadTimeout bounds reading one request (default 60 s).
+	IdleTimeout time.Duration
+	ReadTimeout time.Duration
+	// QueryTimeout bounds one query endpoint call (default 65 s, Logflare's
+	// call timeout).
+	QueryTimeout time.Duration
+	// DrainDelay is how long Shutdown keeps serving, with /ready answering
+	// 503, before it stops accepting connections, so that load balancers
+	// notice (default 0).
+	DrainDelay time.Duration
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Engine == nil || o.Catalog == nil {
+		return o, errors.New("httpapi: Engine and Catalog are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = ingest.DefaultMaxBodyBytes
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = 64 << 10
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 90 * time.Second
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 60 * time.Second
+	}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = 65 * time.Second
+	}
+	return o, nil
+}
+
+// Server is the HTTP API. Create it with New, start it with Serve, mark it
+// ready with SetReady once seeding is done, stop it with Shutdown (the
+// engine is the caller's to close afterwards).
+type Server struct {
+	opts Options
+	eng  *engine.Engine
+	cat  *catalog.Catalog
+	log  *slog.Logger
+	srv  *fasthttp.Server
+
+	runner atomic.Pointer[runnerBox]
+
+	ready    atomic.Bool
+	draining atomic.Bool
+
+	// baseCtx is the context of engine appends and queries: unlike the
+	// request context it is not cancelled when shutdown begins, so that
+	// in-flight requests finish; Shutdown cancels it at the end.
+	baseCtx context.Context
+	cancel  context.CancelFunc
+
+	workers sync.Pool // *ingestWorker
+	rules   ruleCache
+	recent  recentStore
+	stats   counters
+
+	unsubscribe func()
+	shutdown    sync.Once
+	shutdownErr error
+}
+
+type runnerBox struct{ r QueryRunner }
+
+// counters are the server's running totals (see Stats).
+type counters struct {
+	requests, events, droppedFuture, droppedLQL, skippedLines atomic.Int64
+}
+
+// Stats are running totals since the server started.
+type Stats struct {
+	// IngestRequests counts ingest requests answered 200.
+	IngestRequests int64
+	// Events counts events stored.
+	Events int64
+	// DroppedFuture counts events dropped for a timestamp more than an hour
+	// ahead; DroppedLQL those matching their source's drop_lql_string.
+	DroppedFuture int64
+	DroppedLQL    int64
+	// SkippedLines counts logplex and Cloudflare lines that did not parse.
+	SkippedLines int64
+}
+
+// New builds a Server. It subscribes to catalog changes to keep shards in
+// step with sources (retention, deletion) and applies every source's
+// retention now.
+func New(opts Options) (*Server, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, eng: o.Engine, cat: o.Catalog, log: o.Logger}
+	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	if o.Runner != nil {
+		s.runner.Store(&runnerBox{o.Runner})
+	}
+	s.workers.New = func() any { return newIngestWorker(o.MaxBodyBytes) }
+	s.srv = &fasthttp.Server{
+		Handler:                      s.handle,
+		ErrorHandler:                 s.handleProtocolError,
+		Name:                         "sediment",
+		MaxRequestBodySize:           o.MaxBodyBytes,
+		ReadBufferSize:               o.MaxHeaderBytes,
+		IdleTimeout:                  o.IdleTimeout,
+		ReadTimeout:                  o.ReadTimeout,
+		CloseOnShutdown:              true,
+		NoDefaultContentType:         true,
+		Logger:                       fasthttpLogger{o.Logger},
+		DisablePreParseMultipartForm: true,
+	}
+	s.unsubscribe = s.cat.Subscribe(s.onCatalogChange)
+	for _, sh := range s.eng.Shards() {
+		if s.cat.SourceByToken(sh.ID()) == nil {
+			// Data of a source the catalog does not know (deleted while a
+			// request was writing to it, or a catalog restored from an
+			// older copy). It is left alone: nothing reads or drops it.
+			s.log.Warn("shard without a source in the catalog; its events are not reachable", "shard", sh.ID())
+		}
+	}
+	for _, src := range s.cat.Sources() {
+		if src.RetentionDays > 0 {
+			if err := s.applyRetention(src); err != nil {
+				s.unsubscribe()
+				return nil, err
+			}
+		}
+	}
+	return s, nil
+}
+
+// onCatalogChange keeps shards and caches in step with sources.
+func (s *Server) onCatalogChange(ch catalog.Change) {
+	if old := ch.OldSource; old != nil {
+		s.rules.forget(old)
+	}
+	switch ch.Kind {
+	case catalog.SourceCreated, catalog.SourceUpdated:
+		if ch.OldSource == nil && ch.Source.RetentionDays == 0 {
+			return // a new shard keeps everything already
+		}
+		if err := s.applyRetention(ch.Source); err != nil {
+			s.log.Error("apply retention", "source_id", ch.Source.ID, "err", err)
+		}
+	case catalog.SourceDeleted:
+		s.recent.forget(ch.OldSource.ID)
+		if err := s.eng.DropShard(ch.OldSource.Token); err != nil {
+			s.log.Error("drop shard of deleted source", "source_id", ch.OldSource.ID, "err", err)
+		}
+	}
+}
+
+func (s *Server) applyRetention(src *catalog.Source) error {
+	sh, err := s.eng.Shard(src.Token)
+	if err != nil {
+		return fmt.Errorf("shard of source %d: %w", src.ID, err)
+	}
+	sh.SetRetentionDays(src.RetentionDays)
+	return nil
+}
+
+// SetRunner installs (or, with nil, removes) the query runner.
+func (s *Server) SetRunner(r QueryRunner) {
+	if r == nil {
+		s.runner.Store(nil)
+		return
+	}
+	s.runner.Store(&runnerBox{r})
+}
+
+func (s *Server) queryRunner() QueryRunner {
+	if b := s.runner.Load(); b != nil {
+		return b.r
+	}
+	return nil
+}
+
+// Handler returns the request handler, for serving on a listener the
+// caller manages (tests use it with fasthttputil.InmemoryListener).
+func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
+
+// Serve serves connections from ln until Shutdown; it returns nil after a
+// shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+
+// SetReady marks startup (seeding) as done: /health and /ready answer 200.
+func (s *Server) SetReady() { s.ready.Store(true) }
+
+// Stats returns the running totals.
+func (s *Server) Stats() Stats {
+	return Stats{
+		IngestRequests: s.stats.requests.Load(),
+		Events:         s.stats.events.Load(),
+		DroppedFuture:  s.stats.droppedFuture.Load(),
+		DroppedLQL:     s.stats.droppedLQL.Load(),
+		SkippedLines:   s.stats.skippedLines.Load(),
+	}
+}
+
+// Shutdown drains the server: /ready answers 503 at once; after
+// DrainDelay the listeners close, requests in flight finish (their engine
+// appends complete and are acknowledged) and idle connections close. It
+// returns when no connection is left or ctx ends (then with ctx's error,
+// and queries still running are cancelled). The caller closes the engine
+// afterwards. Calling it again returns the first result.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdown.Do(func() {
+		s.draining.Store(true)
+		if d := s.opts.DrainDelay; d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		s.shutdownErr = s.srv.ShutdownWithContext(ctx)
+		s.cancel()
+		s.unsubscribe()
+	})
+	return s.shutdownErr
+}
+
+// handleProtocolError answers requests fasthttp could not read: a body
+// over the limit (413, before it is buffered), headers over the limit
+// (431), a timeout (408), anything else malformed (400).
+func (s *Server) handleProtocolError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		sendDetail(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))
+	case errors.As(err, &small):
+		sendDetail(ctx, fasthttp.StatusRequestHeaderFieldsTooLarge, "request headers too large")
+	case isTimeout(err):
+		sendDetail(ctx, fasthttp.StatusRequestTimeout, "request timeout")
+	default:
+		sendDetail(ctx, fasthttp.StatusBadRequest, "malformed HTTP request")
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// fasthttpLogger routes fasthttp's own messages to slog at debug level
+// (they are about connections, e.g. clients going away).
+type fasthttpLogger struct{ l *slog.Logger }
+
+// Printf implements fasthttp.Logger.
+func (f fasthttpLogger) Printf(format string, args ...any) {
+	if f.l.Enabled(context.Background(), slog.LevelDebug) {
+		f.l.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
+	}
+}

@@ -18,7 +18,9 @@ import (
 
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/engine/endpoints"
 	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/sql/parser"
 )
 
 // Keys of the test server's tokens.
@@ -38,6 +40,7 @@ type testServer struct {
 	cat     *catalog.Catalog
 	srv     *Server
 	runner  *fakeRunner
+	service *endpoints.Service
 	base    string
 	served  chan error
 	client  *http.Client
@@ -50,6 +53,9 @@ type serverConfig struct {
 	noRunner   bool
 	notReady   bool
 	noSupabase bool
+	// service, when set, makes the server run queries for real through an
+	// endpoints.Service made with these options.
+	service *endpoints.Options
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
@@ -75,7 +81,15 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 	}
 	opts := cfg.opts
 	opts.Engine, opts.Catalog = ts.eng, ts.cat
-	if !cfg.noRunner {
+	switch {
+	case cfg.service != nil:
+		ts.service = endpoints.New(ts.eng, ts.cat, cfg.service)
+		opts.Runner = ts.service
+		ts.cat.SetSQLValidator(func(q string) error {
+			_, err := parser.Validate(q, parser.ValidateOptions{KnownSource: ts.cat.HasSourceName})
+			return err
+		})
+	case !cfg.noRunner:
 		ts.runner = &fakeRunner{}
 		opts.Runner = ts.runner
 	}
@@ -109,6 +123,9 @@ func (ts *testServer) stop() {
 	}
 	if err := <-ts.served; err != nil {
 		ts.t.Errorf("serve: %v", err)
+	}
+	if ts.service != nil {
+		ts.service.Close()
 	}
 	if err := ts.eng.Close(); err != nil {
 		ts.t.Errorf("engine close: %v", err)

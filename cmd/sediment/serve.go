@@ -17,7 +17,9 @@ import (
 
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/engine/endpoints"
 	"github.com/sediment/sediment/httpapi"
+	"github.com/sediment/sediment/sql/parser"
 )
 
 // serveConfig is everything `sediment serve` is configured with, from
@@ -132,7 +134,7 @@ func runServe(args []string, _, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
-	a, err := startServer(cfg, serveDeps{}, log)
+	a, err := startServer(cfg, productionDeps(), log)
 	if err != nil {
 		log.Error("start failed", "err", err)
 		return 1
@@ -165,11 +167,28 @@ type serveDeps struct {
 	Runner func(eng *engine.Engine, cat *catalog.Catalog) httpapi.QueryRunner
 }
 
+// productionDeps wires the SQL engine: endpoint SQL is validated when
+// saved, and queries run through the endpoints service.
+func productionDeps() serveDeps {
+	return serveDeps{
+		SQLValidator: func(cat *catalog.Catalog) func(string) error {
+			return func(q string) error {
+				_, err := parser.Validate(q, parser.ValidateOptions{KnownSource: cat.HasSourceName})
+				return err
+			}
+		},
+		Runner: func(eng *engine.Engine, cat *catalog.Catalog) httpapi.QueryRunner {
+			return endpoints.New(eng, cat, nil)
+		},
+	}
+}
+
 // app is a running server and what it owns.
 type app struct {
 	log      *slog.Logger
 	eng      *engine.Engine
 	cat      *catalog.Catalog
+	runner   httpapi.QueryRunner
 	srv      *httpapi.Server
 	addr     net.Addr
 	serveErr chan error
@@ -214,7 +233,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	if err != nil {
 		return nil, err
 	}
-	a := &app{log: log, eng: eng, cat: cat, srv: srv, addr: ln.Addr(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, srv: srv, addr: ln.Addr(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
 	go func() {
 		defer close(a.stopped)
 		if err := srv.Serve(ln); err != nil {
@@ -241,6 +260,9 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 func (a *app) shutdown(ctx context.Context) error {
 	herr := a.srv.Shutdown(ctx)
 	<-a.stopped
+	if c, ok := a.runner.(interface{ Close() }); ok {
+		c.Close()
+	}
 	eerr := a.eng.Close()
 	return errors.Join(herr, eerr)
 }

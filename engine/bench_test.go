@@ -71,7 +71,7 @@ func benchEvents() int {
 func BenchmarkAppendSync(b *testing.B) {
 	evs, raw := edgeEvents(b, 100_000, 1)
 	dir := b.TempDir()
-	e, err := Open(dir, &Options{CompactionInterval: 200 * time.Millisecond})
+	e, err := Open(dir, &Options{CompactionInterval: 200 * time.Millisecond, CompactZstdLevel: benchCompactLevel()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,6 +81,7 @@ func BenchmarkAppendSync(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(raw / int64(len(evs)))
+	span := evs[len(evs)-1].Timestamp - evs[0].Timestamp + 1_000_000
 	b.ReportAllocs()
 	b.ResetTimer()
 	const batch = 500
@@ -98,8 +99,16 @@ func BenchmarkAppendSync(b *testing.B) {
 				}
 				n := min(int64(batch), int64(b.N)-i)
 				off := int(i) % (len(evs) - batch)
+				// Later passes over the events move on in time, as a live
+				// source does.
+				shift := (i / int64(len(evs)-batch)) * span
+				chunk := make([]event.Event, n)
+				for k := range chunk {
+					chunk[k] = evs[off+k]
+					chunk[k].Timestamp += shift
+				}
 				for {
-					err := s.Append(context.Background(), evs[off:off+int(n)])
+					err := s.Append(context.Background(), chunk)
 					if err == ErrBackpressure {
 						time.Sleep(time.Millisecond)
 						continue
@@ -290,4 +299,11 @@ func BenchmarkScanFilter(b *testing.B) {
 		countUnits(b, sn, req)
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// benchCompactLevel lets a run compare compaction zstd levels
+// (SEDIMENT_BENCH_COMPACT_LEVEL, default: the engine's default).
+func benchCompactLevel() int {
+	n, _ := strconv.Atoi(os.Getenv("SEDIMENT_BENCH_COMPACT_LEVEL"))
+	return n
 }

@@ -83,13 +83,15 @@ func checkSegment(sg *segRef) error {
 		return &segment.CorruptError{Path: sg.path, Offset: -1, Section: "check", Err: fmt.Errorf(format, args...)}
 	}
 	minT, maxT := r.TimeRange()
+	lo, hi := r.Block(0).MinTime, r.Block(0).MaxTime
 	for b := 0; b < r.NumBlocks(); b++ {
 		bi := r.Block(b)
 		if bi.MinTime < minT || bi.MaxTime > maxT {
 			return fail("block %d time range outside the segment's", b)
 		}
+		lo, hi = min(lo, bi.MinTime), max(hi, bi.MaxTime)
 	}
-	if r.Block(0).MinTime != minT || r.Block(r.NumBlocks()-1).MaxTime != maxT {
+	if lo != minT || hi != maxT {
 		return fail("segment time range does not match its blocks")
 	}
 	ix, err := sg.index()

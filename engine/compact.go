@@ -2,10 +2,12 @@ package engine
 
 import (
 	"container/heap"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/sediment/sediment/index"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
 )
@@ -30,10 +32,6 @@ func (s *Shard) Compact() (int, error) {
 			g.release()
 		}
 	}()
-	src, err := newMergeSource(group)
-	if err != nil {
-		return 0, err
-	}
 	meta := segMeta{created: s.opts.Now().UnixMicro()}
 	for _, g := range group {
 		meta.walLast = max(meta.walLast, g.meta.walLast)
@@ -43,7 +41,20 @@ func (s *Shard) Compact() (int, error) {
 	id := s.nextSeg
 	s.nextSeg++
 	s.mu.Unlock()
-	ref, err := s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
+	var ref *segRef
+	var err error
+	if s.canConcatenate(group) {
+		ref, err = s.concatSegments(id, group, meta)
+		if err == nil {
+			s.stats.concatenated.Add(1)
+		}
+	} else {
+		var src *mergeSource
+		if src, err = newMergeSource(group); err != nil {
+			return 0, err
+		}
+		ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -89,7 +100,8 @@ func (s *Shard) pickCompaction() []*segRef {
 }
 
 // mergeSource presents the rows of several segments merged by timestamp
-// (ties keep input order), with the union of their columns.
+// (ties keep input order), with the union of their columns. Each block of
+// each input is a sorted run to merge: a segment's blocks may overlap.
 type mergeSource struct {
 	inputs []*segment.Reader
 	cols   []segment.ColumnDesc
@@ -105,70 +117,29 @@ type mergeRow struct {
 
 func newMergeSource(group []*segRef) (*mergeSource, error) {
 	ms := &mergeSource{}
-	type key struct {
-		path string
-		typ  segment.ColType
-	}
-	elems := map[key]map[segment.ElemField]bool{}
-	var keys []key
 	for _, g := range group {
 		ms.inputs = append(ms.inputs, g.r)
-		for _, c := range g.r.Columns() {
-			k := key{c.Path, c.Type}
-			if elems[k] == nil {
-				elems[k] = map[segment.ElemField]bool{}
-				keys = append(keys, k)
-			}
-			for _, e := range c.Elem {
-				elems[k][e] = true
-			}
-		}
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := strings.Compare(a.path, b.path); c != 0 {
-			return c
-		}
-		return int(a.typ) - int(b.typ)
-	})
-	for _, k := range keys {
-		var el []segment.ElemField
-		for e := range elems[k] {
-			el = append(el, e)
-		}
-		slices.SortFunc(el, func(a, b segment.ElemField) int {
-			if c := strings.Compare(a.Path, b.Path); c != 0 {
-				return c
-			}
-			return int(a.Type) - int(b.Type)
-		})
-		ms.cols = append(ms.cols, segment.ColumnDesc{Path: k.path, Type: k.typ, Elem: el})
-		in := make([]int, len(ms.inputs))
-		for i, r := range ms.inputs {
-			in[i] = r.Column(k.path, k.typ)
-		}
-		ms.colIn = append(ms.colIn, in)
-	}
+	ms.cols, ms.colIn = unionColumns(group)
 	// Merge order from each input's timestamps.
 	tsIdx := slices.IndexFunc(ms.cols, func(c segment.ColumnDesc) bool {
 		return c.Path == "timestamp" && c.Type == segment.TypeTimestamp
 	})
 	cursors := make(mergeHeap, 0, len(ms.inputs))
 	for i, r := range ms.inputs {
-		ts := make([]int64, 0, r.Rows())
 		for b := 0; b < r.NumBlocks(); b++ {
-			if err := r.ReadColumn(b, ms.colIn[tsIdx][i], 0, r.Block(b).Rows, &ms.tmp); err != nil {
+			bi := r.Block(b)
+			if err := r.ReadColumn(b, ms.colIn[tsIdx][i], 0, bi.Rows, &ms.tmp); err != nil {
 				return nil, err
 			}
-			ts = append(ts, ms.tmp.Ints...)
-		}
-		if len(ts) > 0 {
-			cursors = append(cursors, &mergeCursor{in: i, ts: ts})
+			ts := slices.Clone(ms.tmp.Ints[:bi.Rows])
+			cursors = append(cursors, &mergeCursor{in: i, first: bi.FirstRow, ts: ts})
 		}
 	}
 	heap.Init(&cursors)
 	for len(cursors) > 0 {
 		c := cursors[0]
-		ms.order = append(ms.order, mergeRow{in: uint32(c.in), row: uint32(c.pos)})
+		ms.order = append(ms.order, mergeRow{in: uint32(c.in), row: uint32(c.first + c.pos)})
 		c.pos++
 		if c.pos == len(c.ts) {
 			heap.Pop(&cursors)
@@ -180,9 +151,10 @@ func newMergeSource(group []*segRef) (*mergeSource, error) {
 }
 
 type mergeCursor struct {
-	in  int
-	ts  []int64
-	pos int
+	in    int
+	first int // the block's first row in its segment
+	ts    []int64
+	pos   int
 }
 
 type mergeHeap []*mergeCursor
@@ -193,7 +165,10 @@ func (h mergeHeap) Less(i, j int) bool {
 	if a != b {
 		return a < b
 	}
-	return h[i].in < h[j].in
+	if h[i].in != h[j].in {
+		return h[i].in < h[j].in
+	}
+	return h[i].first < h[j].first
 }
 func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mergeCursor)) }
@@ -207,8 +182,9 @@ func (h *mergeHeap) Pop() any {
 func (ms *mergeSource) columns() []segment.ColumnDesc { return ms.cols }
 func (ms *mergeSource) rows() int                     { return len(ms.order) }
 
-// fill gathers rows [from, to) of the merged order. Each input contributes
-// a contiguous row range to any output range, read block by block.
+// fill gathers rows [from, to) of the merged order. Each input's rows in
+// the range are read as one span from the smallest to the largest row
+// used (contiguous when the input's blocks follow each other in time).
 func (ms *mergeSource) fill(from, to int, data []*segment.ColumnData) error {
 	n := to - from
 	lo := make([]int, len(ms.inputs))
@@ -245,6 +221,24 @@ func (ms *mergeSource) fill(from, to int, data []*segment.ColumnData) error {
 			d = &segment.ColumnData{}
 		}
 		resetColumnData(d, c.Type, n)
+		// When every input holds the column dictionary-encoded, merge the
+		// dictionaries (once per distinct entry) and pass codes on.
+		var remap [][]int32
+		var mcode map[string]uint32
+		if c.Type == segment.TypeString {
+			allDict := true
+			for i := range parts {
+				if parts[i].nulls != nil && parts[i].any && parts[i].dict == nil {
+					allDict = false
+				}
+			}
+			if allDict {
+				remap = make([][]int32, len(parts))
+				mcode = map[string]uint32{}
+				d.Strs = d.Strs[:0]
+				d.Codes = growSlice(d.Codes, n)
+			}
+		}
 		for r, o := range ms.order[from:to] {
 			p := &parts[o.in]
 			k := int(o.row) - lo[o.in]
@@ -263,8 +257,34 @@ func (ms *mergeSource) fill(from, to int, data []*segment.ColumnData) error {
 			case segment.TypeFloat64:
 				d.Floats[r] = p.floats[k]
 			case segment.TypeString, segment.TypeArray:
-				d.Strs[r] = p.strs[k]
+				if remap == nil {
+					d.Strs[r] = p.str(k)
+					break
+				}
+				rm := remap[o.in]
+				if rm == nil {
+					rm = make([]int32, len(p.dict))
+					for i := range rm {
+						rm[i] = -1
+					}
+					remap[o.in] = rm
+				}
+				pc := p.codes[k]
+				if rm[pc] < 0 {
+					s := p.dict[pc]
+					mc, ok := mcode[s]
+					if !ok {
+						mc = uint32(len(d.Dict))
+						mcode[s] = mc
+						d.Dict = append(d.Dict, s)
+					}
+					rm[pc] = int32(mc)
+				}
+				d.Codes[r] = uint32(rm[pc])
 			}
+		}
+		if remap != nil && d.Dict == nil {
+			d.Dict = []string{}
 		}
 		data[ci] = d
 	}
@@ -279,10 +299,22 @@ type gathered struct {
 	ints   []int64
 	floats []float64
 	strs   []string
+	// Dictionary-encoded strings, when every block read was: codes into
+	// dict (the blocks' dictionaries concatenated).
+	codes []uint32
+	dict  []string
+}
+
+func (g *gathered) str(k int) string {
+	if g.dict != nil {
+		return g.dict[g.codes[k]]
+	}
+	return g.strs[k]
 }
 
 func (ms *mergeSource) gather(r *segment.Reader, col int, t segment.ColType, lo, hi int, g *gathered) error {
 	g.nulls = make([]bool, 0, hi-lo)
+	dictOnly := t == segment.TypeString
 	for b := 0; b < r.NumBlocks(); b++ {
 		bi := r.Block(b)
 		a, z := max(lo, bi.FirstRow), min(hi, bi.FirstRow+bi.Rows)
@@ -293,6 +325,25 @@ func (ms *mergeSource) gather(r *segment.Reader, col int, t segment.ColType, lo,
 			return err
 		}
 		v := &ms.tmp
+		if dictOnly && v.Dict != nil && len(g.strs) == 0 {
+			base := uint32(len(g.dict))
+			g.dict = append(g.dict, v.Dict...)
+			for i := 0; i < z-a; i++ {
+				null := v.IsNull(i)
+				g.nulls = append(g.nulls, null)
+				g.any = g.any || !null
+				g.codes = append(g.codes, base+v.Codes[i])
+			}
+			continue
+		}
+		if dictOnly && len(g.codes) > 0 {
+			// A plain block after dictionary ones: fall back to strings.
+			for _, c := range g.codes {
+				g.strs = append(g.strs, g.dict[c])
+			}
+			g.codes, g.dict = nil, nil
+		}
+		dictOnly = false
 		for i := 0; i < z-a; i++ {
 			null := v.IsNull(i)
 			g.nulls = append(g.nulls, null)
@@ -344,4 +395,156 @@ func (s *Shard) ApplyRetention() (int, error) {
 		return len(drop), s.opts.FS.SyncDir(s.segDir)
 	}
 	return 0, nil
+}
+
+// canConcatenate reports whether a group can be compacted by copying its
+// blocks: they are not so small that re-cutting them would pay. Segments
+// whose times overlap (late events) concatenate too: each block stays
+// sorted, only some block ranges overlap.
+func (s *Shard) canConcatenate(group []*segRef) bool {
+	rows, blocks := 0, 0
+	for _, g := range group {
+		rows += g.r.Rows()
+		blocks += g.r.NumBlocks()
+	}
+	return rows/blocks >= s.opts.BlockRows/4
+}
+
+// concatSegments compacts time-ordered segments by copying their blocks
+// (recompressing those written by flushes at the compaction level) and
+// merging their indexes, without decoding any column.
+func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (ref *segRef, err error) {
+	fs := s.opts.FS
+	final := filepath.Join(s.segDir, segName(id))
+	tmp := final + ".tmp"
+	f, err := fs.Create(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			fs.Remove(tmp)
+		}
+	}()
+	cols, colIn := unionColumns(group)
+	w, err := segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: s.opts.PageBytes, ZstdLevel: s.opts.CompactZstdLevel})
+	if err != nil {
+		return nil, err
+	}
+	text := map[string]bool{}
+	for _, p := range s.opts.TextIndexPaths {
+		text[p] = true
+	}
+	var inputs []index.MergeInput
+	offset := uint32(0)
+	for gi, g := range group {
+		colMap := make([]int, len(g.r.Columns()))
+		for i := range colMap {
+			colMap[i] = -1
+		}
+		for oc := range cols {
+			if ic := colIn[oc][gi]; ic >= 0 {
+				colMap[ic] = oc
+			}
+		}
+		// Segments written by a flush are at the flush level; those written
+		// by compaction already at this one.
+		recompress := len(g.meta.replaces) == 0 && s.opts.CompactZstdLevel > s.opts.ZstdLevel
+		for b := 0; b < g.r.NumBlocks(); b++ {
+			if err := w.CopyBlock(g.r, b, colMap, recompress); err != nil {
+				return nil, err
+			}
+		}
+		ix, err := g.index()
+		if err != nil {
+			return nil, err
+		}
+		r := g.r
+		inputs = append(inputs, index.MergeInput{Index: ix, Offset: offset, Rows: uint32(r.Rows()), Has: func(path string, kind index.Kind) bool {
+			switch kind {
+			case index.KindInt:
+				return r.Column(path, segment.TypeInt64) >= 0
+			case index.KindBool:
+				return r.Column(path, segment.TypeBool) >= 0
+			case index.KindToken:
+				return text[path] && r.Column(path, segment.TypeString) >= 0
+			}
+			return path != "id" && r.Column(path, segment.TypeString) >= 0
+		}})
+		offset += uint32(r.Rows())
+	}
+	dir, err := index.Merge(inputs, w, &index.BuilderOptions{MaxValueTerms: s.opts.IndexMaxValueTerms})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.AddSection(sectionIndex, dir); err != nil {
+		return nil, err
+	}
+	if err := w.AddSection(sectionMeta, meta.encode()); err != nil {
+		return nil, err
+	}
+	if err := w.Finish(); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := fs.Rename(tmp, final); err != nil {
+		return nil, err
+	}
+	if err := fs.SyncDir(s.segDir); err != nil {
+		return nil, err
+	}
+	return s.openSegment(id, final)
+}
+
+// unionColumns is the column directory of several segments, sorted, and
+// for each output column the input column index per segment (-1 absent).
+func unionColumns(group []*segRef) ([]segment.ColumnDesc, [][]int) {
+	type key struct {
+		path string
+		typ  segment.ColType
+	}
+	elems := map[key]map[segment.ElemField]bool{}
+	var keys []key
+	for _, g := range group {
+		for _, c := range g.r.Columns() {
+			k := key{c.Path, c.Type}
+			if elems[k] == nil {
+				elems[k] = map[segment.ElemField]bool{}
+				keys = append(keys, k)
+			}
+			for _, e := range c.Elem {
+				elems[k][e] = true
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := strings.Compare(a.path, b.path); c != 0 {
+			return c
+		}
+		return int(a.typ) - int(b.typ)
+	})
+	var cols []segment.ColumnDesc
+	var colIn [][]int
+	for _, k := range keys {
+		var el []segment.ElemField
+		for e := range elems[k] {
+			el = append(el, e)
+		}
+		slices.SortFunc(el, func(a, b segment.ElemField) int {
+			if c := strings.Compare(a.Path, b.Path); c != 0 {
+				return c
+			}
+			return int(a.Type) - int(b.Type)
+		})
+		cols = append(cols, segment.ColumnDesc{Path: k.path, Type: k.typ, Elem: el})
+		in := make([]int, len(group))
+		for i, g := range group {
+			in[i] = g.r.Column(k.path, k.typ)
+		}
+		colIn = append(colIn, in)
+	}
+	return cols, colIn
 }

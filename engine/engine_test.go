@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/index"
 	"github.com/sediment/sediment/internal/vfs"
 )
 
@@ -162,6 +163,14 @@ func (f *crashFile) Sync() error                 { f.c.point(); return f.File.Sy
 // must find every batch acknowledged before that point exactly once, and
 // nothing else but whole unacknowledged batches.
 func TestCrashAtEveryWrite(t *testing.T) {
+	// Random times make segments overlap (compaction merges rows); ordered
+	// times make them follow each other (compaction copies blocks).
+	for _, ordered := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ordered=%v", ordered), func(t *testing.T) { testCrashAtEveryWrite(t, ordered) })
+	}
+}
+
+func testCrashAtEveryWrite(t *testing.T, ordered bool) {
 	cfs := &crashFS{MemFS: vfs.NewMemFS()}
 	opts := testOptions(cfs)
 	opts.SegmentMaxRows = 400
@@ -184,7 +193,11 @@ func TestCrashAtEveryWrite(t *testing.T) {
 			var evs []event.Event
 			var ids []string
 			for k := 0; k < 20+rng.IntN(20); k++ {
-				ev := testEvent(n, base+int64(rng.IntN(1_000_000_000)))
+				ts := base + int64(rng.IntN(1_000_000_000))
+				if ordered {
+					ts = base + int64(n)*1000
+				}
+				ev := testEvent(n, ts)
 				n++
 				evs = append(evs, ev)
 				ids = append(ids, ev.ID)
@@ -205,6 +218,9 @@ func TestCrashAtEveryWrite(t *testing.T) {
 		}
 	}
 	e.Close()
+	if ordered && s.stats.concatenated.Load() == 0 {
+		t.Fatal("ordered segments were not compacted by copying blocks")
+	}
 	if len(cfs.clones) < 100 {
 		t.Fatalf("only %d crash points", len(cfs.clones))
 	}
@@ -619,4 +635,75 @@ func TestAppendCopiesKeys(t *testing.T) {
 	if f == nil || len(f.ElemFields) != 1 || f.ElemFields[0].Path != "host" {
 		t.Fatalf("array element fields changed with the caller's buffer: %+v", f)
 	}
+}
+
+// TestCompactionCopiesOrderedSegments compacts segments that follow each
+// other in time by copying blocks and merging indexes; everything must
+// read back and the merged index must agree with the columns (Check).
+func TestCompactionCopiesOrderedSegments(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.IndexMaxValueTerms = 20 // some fields indexed in one part, dropped in another
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	want := map[string]event.Event{}
+	for seg := 0; seg < 6; seg++ {
+		for k, v := range appendRange(t, s, seg*100, seg*100+100, 1_700_000_000_000_000) {
+			want[k] = v
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.Compact()
+	if err != nil || n != 6 {
+		t.Fatalf("compacted %d: %v", n, err)
+	}
+	if s.stats.concatenated.Load() != 1 {
+		t.Fatal("ordered segments were merged row by row, not copied")
+	}
+	assertEvents(t, s, want)
+	checkClean(t, e)
+	// Queries over the copied segment use its merged index.
+	sn := s.Snapshot()
+	defer sn.Release()
+	ix, err := sn.segs[0].index()
+	if err != nil || ix == nil || !ix.Has("metadata.response.status_code", index.KindInt) || !ix.Has("event_message", index.KindToken) {
+		t.Fatalf("merged index lacks fields: %v %v", ix, err)
+	}
+}
+
+// TestCompactionMixedStringEncodings merges segments where one holds a
+// string column dictionary-encoded and another holds it plain.
+func TestCompactionMixedStringEncodings(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	mk := func(i int, ts int64, v string) event.Event {
+		return event.Event{ID: fmt.Sprintf("id-%d", i), Timestamp: ts, Fields: event.ObjectValue(event.Member("v", event.StringValue(v)))}
+	}
+	want := map[string]event.Event{}
+	var evs []event.Event
+	for i := 0; i < 200; i++ { // few distinct: dictionary
+		ev := mk(i, 1000+int64(i)*10, []string{"a", "b"}[i%2])
+		evs = append(evs, ev)
+		want[ev.ID] = ev
+	}
+	s.Append(ctx, evs)
+	s.Flush()
+	evs = nil
+	for i := 200; i < 400; i++ { // all distinct, overlapping in time: plain
+		ev := mk(i, 1005+int64(i-200)*10, fmt.Sprintf("unique-value-%d", i))
+		evs = append(evs, ev)
+		want[ev.ID] = ev
+	}
+	s.Append(ctx, evs)
+	s.Flush()
+	if n, err := s.Compact(); err != nil || n != 2 {
+		t.Fatalf("compacted %d: %v", n, err)
+	}
+	assertEvents(t, s, want)
+	checkClean(t, e)
 }

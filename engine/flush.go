@@ -76,6 +76,12 @@ func (hs *headSource) fill(from, to int, data []*segment.ColumnData) error {
 			d = &segment.ColumnData{}
 		}
 		resetColumnData(d, c.typ, n)
+		if c.typ == segment.TypeString && c.dictMap {
+			// Hand the head's dictionary codes through.
+			d.Strs = d.Strs[:0]
+			d.Codes = growSlice(d.Codes, n)
+			d.Dict = c.dict
+		}
 		any := false
 		for r := 0; r < n; r++ {
 			k := c.valueIndex(int(hs.perm[from+r]))
@@ -95,7 +101,11 @@ func (hs *headSource) fill(from, to int, data []*segment.ColumnData) error {
 			case segment.TypeFloat64:
 				d.Floats[r] = c.floats[k]
 			case segment.TypeString, segment.TypeArray:
-				d.Strs[r] = c.str(k)
+				if d.Dict != nil {
+					d.Codes[r] = c.codes[k]
+				} else {
+					d.Strs[r] = c.str(k)
+				}
 			}
 		}
 		if any {
@@ -110,6 +120,7 @@ func (hs *headSource) fill(from, to int, data []*segment.ColumnData) error {
 func resetColumnData(d *segment.ColumnData, t segment.ColType, n int) {
 	d.Nulls = nil
 	d.Bools, d.Ints, d.Floats, d.Strs = d.Bools[:0], d.Ints[:0], d.Floats[:0], d.Strs[:0]
+	d.Codes, d.Dict = d.Codes[:0], nil
 	switch t {
 	case segment.TypeBool:
 		d.Bools = growSlice(d.Bools, n)
@@ -133,7 +144,11 @@ func columnVector(t segment.ColType, d *segment.ColumnData, n int) *vec.Vector {
 	case segment.TypeFloat64:
 		v.Floats = d.Floats
 	default:
-		v.Strs = d.Strs
+		if d.Dict != nil {
+			v.Codes, v.Dict = d.Codes, d.Dict
+		} else {
+			v.Strs = d.Strs
+		}
 	}
 	return v
 }

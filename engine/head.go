@@ -14,8 +14,10 @@ import (
 )
 
 // headDictMax is the number of distinct values a head string column keeps
-// dictionary-coded; past it the column switches to packed bytes.
-const headDictMax = 4096
+// dictionary-coded; past it the column switches to packed bytes. Small
+// dictionaries keep their maps in cache; medium-cardinality columns are
+// cheaper to append as bytes than to look up.
+const headDictMax = 256
 
 // head is the in-memory, queryable part of a shard: events appended since
 // the last flush, flattened into columns (one per field path and type) in
@@ -27,6 +29,9 @@ type head struct {
 	rows     int
 	root     *trieNode
 	cols     []*headColumn
+	// sizes are the final column sizes of the previous head, to allocate
+	// this one's columns once instead of growing them.
+	sizes map[colSizeKey]colSize
 	minTime  int64
 	maxTime  int64
 	bytes    int
@@ -39,9 +44,29 @@ type head struct {
 // trieNode maps field names to child nodes so that flattening an event
 // needs one small map lookup per key instead of building path strings.
 type trieNode struct {
+	key      string
 	path     string
 	children map[string]*trieNode
 	cols     [8]*headColumn // by segment.ColType
+	// order is the children in the order the last object had them: events
+	// of a source mostly share their key order, so the i-th member is
+	// usually order[i] and needs no map lookup.
+	order []*trieNode
+}
+
+// childAt returns the child for the i-th member of an object, named key.
+func (n *trieNode) childAt(i int, key string) *trieNode {
+	if i < len(n.order) && n.order[i].key == key {
+		return n.order[i]
+	}
+	c := n.child(key)
+	switch {
+	case i < len(n.order):
+		n.order[i] = c
+	case i == len(n.order) && i < 256:
+		n.order = append(n.order, c)
+	}
+	return c
 }
 
 func (n *trieNode) child(key string) *trieNode {
@@ -56,7 +81,7 @@ func (n *trieNode) child(key string) *trieNode {
 		if n.path != "" {
 			p = n.path + "." + key
 		}
-		c = &trieNode{path: p}
+		c = &trieNode{key: key, path: p}
 		n.children[key] = c
 	}
 	return c
@@ -91,6 +116,26 @@ func newHead(now time.Time, walSeq uint64) *head {
 		minTime: math.MaxInt64, maxTime: math.MinInt64}
 }
 
+type colSizeKey struct {
+	path string
+	typ  segment.ColType
+}
+
+// colSize is how big a column grew, used to size the next head's.
+type colSize struct {
+	words, n, data int
+	dict         bool
+}
+
+// sizeHints records the final sizes of a head's columns for the next head.
+func (h *head) sizeHints() map[colSizeKey]colSize {
+	m := make(map[colSizeKey]colSize, len(h.cols))
+	for _, c := range h.cols {
+		m[colSizeKey{c.path, c.typ}] = colSize{words: len(c.present), n: c.n, data: len(c.data), dict: c.dict != nil}
+	}
+	return m
+}
+
 func (h *head) column(n *trieNode, t segment.ColType) *headColumn {
 	c := n.cols[t]
 	if c == nil {
@@ -101,10 +146,39 @@ func (h *head) column(n *trieNode, t segment.ColType) *headColumn {
 			c.offs = []uint32{0}
 			c.elem = map[segment.ElemField]struct{}{}
 		}
+		if sz, ok := h.sizes[colSizeKey{n.path, t}]; ok {
+			c.reserve(sz)
+		}
 		n.cols[t] = c
 		h.cols = append(h.cols, c)
 	}
 	return c
+}
+
+// reserve allocates a column's slices for the sizes its predecessor
+// reached, plus an eighth.
+func (c *headColumn) reserve(sz colSize) {
+	pad := func(n int) int { return n + n/8 + 16 }
+	c.present = make([]uint64, 0, pad(sz.words))
+	switch c.typ {
+	case segment.TypeBool:
+		c.bools = make([]bool, 0, pad(sz.n))
+	case segment.TypeInt64, segment.TypeTimestamp:
+		c.ints = make([]int64, 0, pad(sz.n))
+	case segment.TypeFloat64:
+		c.floats = make([]float64, 0, pad(sz.n))
+	case segment.TypeString:
+		if sz.dict {
+			c.codes = make([]uint32, 0, pad(sz.n))
+		} else {
+			c.dict = nil
+			c.offs = make([]uint32, 1, pad(sz.n+1))
+			c.data = make([]byte, 0, pad(sz.data))
+		}
+	case segment.TypeArray:
+		c.offs = make([]uint32, 1, pad(sz.n+1))
+		c.data = make([]byte, 0, pad(sz.data))
+	}
 }
 
 func (c *headColumn) mark(row int) {
@@ -164,7 +238,7 @@ func (h *head) add(e *event.Event, scratch []byte) []byte {
 	}
 	for i := range e.Fields.Kids {
 		m := &e.Fields.Kids[i]
-		scratch = h.addValue(h.root.child(m.Key), row, m, scratch)
+		scratch = h.addValue(h.root.childAt(i, m.Key), row, m, scratch)
 	}
 	h.rows++
 	h.minTime = min(h.minTime, e.Timestamp)
@@ -201,7 +275,7 @@ func (h *head) addValue(n *trieNode, row int, v *event.Value, scratch []byte) []
 		c.mark(row)
 		c.n++
 		for i := range v.Kids {
-			scratch = h.addValue(n.child(v.Kids[i].Key), row, &v.Kids[i], scratch)
+			scratch = h.addValue(n.childAt(i, v.Kids[i].Key), row, &v.Kids[i], scratch)
 		}
 	case event.Array:
 		c := h.column(n, segment.TypeArray)
@@ -344,7 +418,7 @@ func (c *headColView) valueIndex(row int) int {
 }
 
 func (c *headColView) str(k int) string {
-	if c.codes != nil || c.dictMap {
+	if c.dictMap {
 		return c.dict[c.codes[k]]
 	}
 	b := c.data[c.offs[k]:c.offs[k+1]]

@@ -79,6 +79,7 @@ type shardCounters struct {
 	futureDropped  atomic.Int64
 	flushes        atomic.Int64
 	compactions    atomic.Int64
+	concatenated   atomic.Int64 // compactions done by copying blocks
 	segmentsPurged atomic.Int64
 	quarantined    atomic.Int64
 	walBytesCut    atomic.Int64
@@ -444,14 +445,19 @@ func (s *Shard) Append(ctx context.Context, events []event.Event) error {
 	if backlog >= s.opts.MaxFrozenHeads {
 		return ErrBackpressure
 	}
-	rec, _ := encodeWALRecord(nil, nil, events)
-	req := &appendReq{rec: rec, events: events, done: make(chan error, 1)}
+	wb := walBufs.Get().(*walBuf)
+	wb.rec, wb.raw = encodeWALRecord(wb.rec[:0], wb.raw, events)
+	req := &appendReq{rec: wb.rec, events: events, done: make(chan error, 1)}
 	if err := s.enqueue(ctx, req); err != nil {
+		walBufs.Put(wb)
 		return err
 	}
 	// Once queued, the batch will be committed; wait for it even if ctx
-	// ends so the caller learns the outcome.
-	return <-req.done
+	// ends so the caller learns the outcome. The committer is done with
+	// the record buffer once it answers.
+	err := <-req.done
+	walBufs.Put(wb)
+	return err
 }
 
 func (s *Shard) enqueue(ctx context.Context, req *appendReq) error {
@@ -587,6 +593,7 @@ func (s *Shard) rotate(now time.Time) error {
 	h.mu.Unlock()
 	s.frozen = append(s.frozen, h)
 	s.head = newHead(now, next)
+	s.head.sizes = h.sizeHints()
 	s.mu.Unlock()
 	select {
 	case s.flushKick <- struct{}{}:

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"sync"
 	"strconv"
 	"strings"
 
@@ -73,9 +74,19 @@ func parseSeqName(name, ext string) (uint64, bool) {
 	return seq, err == nil
 }
 
+// walBufs recycles the buffers records are encoded in; a batch of 500
+// edge events is ~600 KB raw, and growing it from empty cost more than the
+// encoding itself.
+var walBufs = sync.Pool{New: func() any { return new(walBuf) }}
+
+type walBuf struct{ rec, raw []byte }
+
 // encodeWALRecord appends an events record to dst. raw is scratch for the
 // uncompressed payload; both buffers are returned for reuse.
 func encodeWALRecord(dst, raw []byte, events []event.Event) ([]byte, []byte) {
+	if cap(raw) == 0 {
+		raw = make([]byte, 0, 1024*len(events)+16)
+	}
 	raw = binary.AppendUvarint(raw[:0], uint64(len(events)))
 	for i := range events {
 		raw = event.AppendEvent(raw, events[i])

@@ -315,6 +315,16 @@ func (u *unitBuf) flush() {
 	u.buf = u.buf[:0]
 }
 
+// termOut is one term to write: its rows (a sorted list or a bitmap) or,
+// for a frequent token, only its count.
+type termOut struct {
+	key      any // int64, string or bool
+	rows     []uint32
+	bm       *roaring.Bitmap
+	card     uint64
+	frequent bool
+}
+
 // Write stores the postings through w and returns the directory bytes.
 func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 	keys := make([]fieldKey, 0, len(b.fields))
@@ -323,107 +333,165 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 			keys = append(keys, k)
 		}
 	}
+	sortFieldKeys(keys)
+	fw := newFieldWriter(w)
+	for _, k := range keys {
+		f := b.fields[k]
+		var terms []termOut
+		switch f.kind {
+		case kindInt:
+			for x, p := range f.ints {
+				terms = append(terms, termOut{key: x, rows: p.rows, card: uint64(len(p.rows))})
+			}
+		case kindString, kindToken:
+			for x, p := range f.strs {
+				terms = append(terms, termOut{key: x, rows: p.rows, card: uint64(len(p.rows))})
+			}
+		case kindBool:
+			for i, p := range f.bools {
+				if len(p.rows) > 0 {
+					terms = append(terms, termOut{key: i == 1, rows: p.rows, card: uint64(len(p.rows))})
+				}
+			}
+		}
+		var long *roaring.Bitmap
+		if len(f.long.rows) > 0 {
+			long = roaring.New()
+			long.AddMany(f.long.rows)
+		}
+		if err := fw.field(f.path, f.kind, terms, long, b.frequentAbove(f.kind)); err != nil {
+			return nil, err
+		}
+	}
+	return fw.finish(), nil
+}
+
+// frequentAbove is the count past which a token keeps no postings.
+func (b *Builder) frequentAbove(kind Kind) uint64 {
+	if kind != kindToken {
+		return math.MaxUint64
+	}
+	return max(64, uint64(float64(b.rows)*b.opts.FrequentTokenShare))
+}
+
+func sortFieldKeys(keys []fieldKey) {
 	slices.SortFunc(keys, func(a, b fieldKey) int {
 		if c := strings.Compare(a.path, b.path); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.kind, b.kind)
 	})
-	dir := []byte{FormatLatest}
-	dir = binary.AppendUvarint(dir, uint64(len(keys)))
-	for _, k := range keys {
-		f := b.fields[k]
-		ub := &unitBuf{w: w}
-		var terms []byte
-		nterms := 0
-		frequent := uint64(math.MaxUint64)
-		if f.kind == kindToken {
-			frequent = max(64, uint64(float64(b.rows)*b.opts.FrequentTokenShare))
-		}
-		addTerm := func(rows []uint32) {
-			nterms++
-			switch {
-			case len(rows) == 1:
-				terms = append(terms, postSingle)
-				terms = binary.AppendUvarint(terms, uint64(rows[0]))
-				return
-			case uint64(len(rows)) > frequent:
-				terms = append(terms, postFrequent)
-				terms = binary.AppendUvarint(terms, uint64(len(rows)))
-				return
-			}
-			bm := roaring.New()
-			bm.AddMany(rows)
-			ui, off, ln := ub.add(bm)
-			terms = append(terms, postBitmap)
-			terms = binary.AppendUvarint(terms, uint64(ui))
-			terms = binary.AppendUvarint(terms, uint64(off))
-			terms = binary.AppendUvarint(terms, uint64(ln))
-			terms = binary.AppendUvarint(terms, uint64(len(rows)))
-		}
-		switch f.kind {
-		case kindInt:
-			vals := make([]int64, 0, len(f.ints))
-			for x := range f.ints {
-				vals = append(vals, x)
-			}
-			slices.Sort(vals)
-			prev := int64(0)
-			for _, x := range vals {
-				terms = binary.AppendUvarint(terms, zigzag(x-prev))
-				prev = x
-				addTerm(f.ints[x].rows)
-			}
-		case kindString, kindToken:
-			vals := make([]string, 0, len(f.strs))
-			for s := range f.strs {
-				vals = append(vals, s)
-			}
-			slices.Sort(vals)
-			for _, s := range vals {
-				terms = binary.AppendUvarint(terms, uint64(len(s)))
-				terms = append(terms, s...)
-				addTerm(f.strs[s].rows)
-			}
-		case kindBool:
-			for i, p := range f.bools {
-				if len(p.rows) > 0 {
-					terms = append(terms, byte(i))
-					addTerm(p.rows)
-				}
-			}
-		}
-		longUnit, longOff, longLen := 0, 0, 0
-		if len(f.long.rows) > 0 {
-			bm := roaring.New()
-			bm.AddMany(f.long.rows)
-			ui, off, ln := ub.add(bm)
-			longUnit, longOff, longLen = ui+1, off, ln
-		}
-		ub.flush()
-		if ub.err != nil {
-			return nil, fmt.Errorf("index %s: %w", f.path, ub.err)
-		}
-		termsOff, termsLen, err := w.WriteUnit(terms)
-		if err != nil {
-			return nil, fmt.Errorf("index %s terms: %w", f.path, err)
-		}
-		dir = binary.AppendUvarint(dir, uint64(len(f.path)))
-		dir = append(dir, f.path...)
-		dir = append(dir, byte(f.kind))
-		dir = binary.AppendUvarint(dir, uint64(nterms))
-		dir = binary.AppendUvarint(dir, uint64(termsOff))
-		dir = binary.AppendUvarint(dir, uint64(termsLen))
-		dir = binary.AppendUvarint(dir, uint64(len(ub.units)))
-		for _, u := range ub.units {
-			dir = binary.AppendUvarint(dir, uint64(u[0]))
-			dir = binary.AppendUvarint(dir, uint64(u[1]))
-		}
-		dir = binary.AppendUvarint(dir, uint64(longUnit))
-		dir = binary.AppendUvarint(dir, uint64(longOff))
-		dir = binary.AppendUvarint(dir, uint64(longLen))
+}
+
+// fieldWriter serialises fields: postings into units through w, terms
+// into a terms unit, and the directory.
+type fieldWriter struct {
+	w   UnitWriter
+	dir []byte
+	n   int
+}
+
+func newFieldWriter(w UnitWriter) *fieldWriter { return &fieldWriter{w: w} }
+
+func compareTerms(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		return cmp.Compare(x, b.(int64))
+	case string:
+		return strings.Compare(x, b.(string))
+	case bool:
+		return cmp.Compare(b2u(x), b2u(b.(bool)))
 	}
-	return dir, nil
+	return 0
+}
+
+func b2u(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roaring.Bitmap, frequent uint64) error {
+	slices.SortFunc(terms, func(a, b termOut) int { return compareTerms(a.key, b.key) })
+	ub := &unitBuf{w: fw.w}
+	var tb []byte
+	prev := int64(0)
+	for _, t := range terms {
+		switch x := t.key.(type) {
+		case int64:
+			tb = binary.AppendUvarint(tb, zigzag(x-prev))
+			prev = x
+		case string:
+			tb = binary.AppendUvarint(tb, uint64(len(x)))
+			tb = append(tb, x...)
+		case bool:
+			tb = append(tb, byte(b2u(x)))
+		}
+		switch {
+		case t.frequent || t.card > frequent:
+			tb = append(tb, postFrequent)
+			tb = binary.AppendUvarint(tb, t.card)
+		case t.card == 1:
+			row := uint32(0)
+			if t.bm != nil {
+				row = t.bm.Minimum()
+			} else {
+				row = t.rows[0]
+			}
+			tb = append(tb, postSingle)
+			tb = binary.AppendUvarint(tb, uint64(row))
+		default:
+			bm := t.bm
+			if bm == nil {
+				bm = roaring.New()
+				bm.AddMany(t.rows)
+			}
+			ui, off, ln := ub.add(bm)
+			tb = append(tb, postBitmap)
+			tb = binary.AppendUvarint(tb, uint64(ui))
+			tb = binary.AppendUvarint(tb, uint64(off))
+			tb = binary.AppendUvarint(tb, uint64(ln))
+			tb = binary.AppendUvarint(tb, t.card)
+		}
+	}
+	longUnit, longOff, longLen := 0, 0, 0
+	if long != nil && !long.IsEmpty() {
+		ui, off, ln := ub.add(long)
+		longUnit, longOff, longLen = ui+1, off, ln
+	}
+	ub.flush()
+	if ub.err != nil {
+		return fmt.Errorf("index %s: %w", path, ub.err)
+	}
+	termsOff, termsLen, err := fw.w.WriteUnit(tb)
+	if err != nil {
+		return fmt.Errorf("index %s terms: %w", path, err)
+	}
+	d := fw.dir
+	d = binary.AppendUvarint(d, uint64(len(path)))
+	d = append(d, path...)
+	d = append(d, byte(kind))
+	d = binary.AppendUvarint(d, uint64(len(terms)))
+	d = binary.AppendUvarint(d, uint64(termsOff))
+	d = binary.AppendUvarint(d, uint64(termsLen))
+	d = binary.AppendUvarint(d, uint64(len(ub.units)))
+	for _, u := range ub.units {
+		d = binary.AppendUvarint(d, uint64(u[0]))
+		d = binary.AppendUvarint(d, uint64(u[1]))
+	}
+	d = binary.AppendUvarint(d, uint64(longUnit))
+	d = binary.AppendUvarint(d, uint64(longOff))
+	d = binary.AppendUvarint(d, uint64(longLen))
+	fw.dir = d
+	fw.n++
+	return nil
+}
+
+func (fw *fieldWriter) finish() []byte {
+	out := []byte{FormatLatest}
+	out = binary.AppendUvarint(out, uint64(fw.n))
+	return append(out, fw.dir...)
 }
 
 func zigzag(x int64) uint64   { return uint64(x<<1) ^ uint64(x>>63) }

@@ -294,3 +294,102 @@ func (r *rawUnits) ReadUnit(off, ln int64) ([]byte, error) {
 	}
 	return r.data[off : off+ln], nil
 }
+
+// TestMergeEqualsBuild merges the indexes of two row ranges and compares
+// every term with an index built over all rows at once.
+func TestMergeEqualsBuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 3000
+	msgs := make([]string, n)
+	status := make([]int64, n)
+	method := make([]string, n)
+	wide := make([]string, n)
+	for i := range msgs {
+		msgs[i] = fmt.Sprintf("req %d %s took %dms host-%d", rng.IntN(50), []string{"GET", "POST"}[i%2], rng.IntN(20), i%300)
+		status[i] = []int64{200, 404, 500}[rng.IntN(3)]
+		method[i] = []string{"GET", "POST", "PUT"}[i%3]
+		wide[i] = fmt.Sprint(i) // 3000 distinct: dropped
+	}
+	opts := &BuilderOptions{FrequentTokenShare: 1}
+	add := func(b *Builder, from, to int, base uint32) {
+		b.AddText("event_message", base, strVec(msgs[from:to], 0))
+		b.AddInts("status", base, &vec.Vector{Type: vec.Int64, Len: to - from, Ints: status[from:to]})
+		b.AddStrings("method", base, dictVec(method[from:to]))
+		b.AddStrings("wide", base, strVec(wide[from:to], 0))
+	}
+	whole := buildWith(t, opts, func(b *Builder) { add(b, 0, n, 0) })
+	split := 1234
+	a := buildWith(t, opts, func(b *Builder) { add(b, 0, split, 0) })
+	c := buildWith(t, opts, func(b *Builder) { add(b, split, n, 0) })
+	has := func(path string, kind Kind) bool { return true }
+	u := &memUnits{}
+	dir, err := Merge([]MergeInput{{Index: a, Offset: 0, Rows: uint32(split), Has: has}, {Index: c, Offset: uint32(split), Rows: uint32(n - split), Has: has}}, u, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := Open(dir, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Has("wide", KindString) || whole.Has("wide", KindString) {
+		t.Fatal("a field with too many terms must be dropped")
+	}
+	for _, f := range whole.Fields() {
+		type post struct {
+			card uint64
+			rows []uint32
+		}
+		collect := func(ix *Index) map[any]post {
+			m := map[any]post{}
+			err := ix.ForEachTerm(f.Path, f.Kind, func(term any, rows *roaring.Bitmap) error {
+				m[term] = post{rows.GetCardinality(), rows.ToArray()}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		want, got := collect(whole), collect(merged)
+		if len(want) != len(got) {
+			t.Fatalf("%s: %d terms merged, %d built", f.Path, len(got), len(want))
+		}
+		for k, w := range want {
+			if g, ok := got[k]; !ok || !slices.Equal(g.rows, w.rows) {
+				t.Fatalf("%s term %v: merged %v built %v", f.Path, k, g.rows, w.rows)
+			}
+		}
+	}
+	// With the default frequency share, merged postings are either exact
+	// or marked frequent (never wrong).
+	whole = buildWith(t, nil, func(b *Builder) { add(b, 0, n, 0) })
+	a = buildWith(t, nil, func(b *Builder) { add(b, 0, split, 0) })
+	c = buildWith(t, nil, func(b *Builder) { add(b, split, n, 0) })
+	u = &memUnits{}
+	dir, _ = Merge([]MergeInput{{Index: a, Rows: uint32(split), Has: has}, {Index: c, Offset: uint32(split), Rows: uint32(n - split), Has: has}}, u, nil)
+	merged, _ = Open(dir, u)
+	for _, needle := range []string{"host", "took", "req 4", "ms host-29"} {
+		var want []uint32
+		for i, m := range msgs {
+			if strings.Contains(m, needle) {
+				want = append(want, uint32(i))
+			}
+		}
+		bm, exact, ok, err := merged.TextCandidates("event_message", needle, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			continue
+		}
+		got := bm.ToArray()
+		for _, w := range want {
+			if _, found := slices.BinarySearch(got, w); !found {
+				t.Fatalf("%q: row %d missing after merge", needle, w)
+			}
+		}
+		if exact && !slices.Equal(got, want) {
+			t.Fatalf("%q: merged exact candidates differ", needle)
+		}
+	}
+}

@@ -24,6 +24,21 @@ type ColumnData struct {
 	Ints   []int64
 	Floats []float64
 	Strs   []string
+	// Codes and Dict may stand in for Strs (TypeString only): row i is
+	// Dict[Codes[i]]. A caller that already holds dictionary codes (the
+	// in-memory head, a dictionary-encoded input) passes them so the
+	// writer need not hash every value again. Dict need not be sorted or
+	// minimal.
+	Codes []uint32
+	Dict  []string
+}
+
+// str returns row i of a string column.
+func (c *ColumnData) str(i int) string {
+	if c.Dict != nil {
+		return c.Dict[c.Codes[i]]
+	}
+	return c.Strs[i]
 }
 
 func (c *ColumnData) present(i int) bool { return c.Nulls == nil || !c.Nulls.Get(i) }
@@ -101,8 +116,12 @@ func planChunk(t ColType, d *ColumnData, rows int) *chunkPlan {
 		p.numStats(rows, d, func(i int) int64 { return d.Ints[i] })
 		p.planInts(t, d, rows)
 	case TypeString:
-		p.strStats(rows, d)
-		p.planStrings(d, rows)
+		if d.Dict != nil {
+			p.planFromCodes(d, rows)
+		} else {
+			p.strStats(rows, d)
+			p.planStrings(d, rows)
+		}
 	case TypeArray:
 		p.enc = encBytes
 	}
@@ -252,7 +271,8 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 			seen[s] = 0
 			// Give up on a dictionary once it is clearly not paying: too
 			// many entries, or nearly every value distinct so far.
-			if len(seen) > maxDictEntries || (counted >= 4096 && len(seen) > counted*7/8) {
+			if len(seen) > maxDictEntries || (counted >= 4096 && len(seen) > counted*7/8) ||
+				(counted >= 8192 && len(seen) > counted/2) {
 				seen = nil
 			}
 		}
@@ -290,6 +310,75 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 	p.enc = encBytes
 }
 
+// planFromCodes plans a string chunk whose values come as dictionary
+// codes: the block's dictionary is the codes used, sorted; values are
+// written as codes when that pays, else as bytes.
+func (p *chunkPlan) planFromCodes(d *ColumnData, rows int) {
+	used := make([]int32, len(d.Dict))
+	for i := range used {
+		used[i] = -1
+	}
+	total := 0
+	for i := 0; i < rows; i++ {
+		if d.present(i) {
+			c := d.Codes[i]
+			if used[c] < 0 {
+				used[c] = 0
+			}
+			total += len(d.Dict[c]) + 1
+		}
+	}
+	var dict []string
+	for c, u := range used {
+		if u == 0 {
+			dict = append(dict, d.Dict[c])
+		}
+	}
+	if len(dict) == 0 {
+		p.enc = encBytes
+		return
+	}
+	slices.Sort(dict)
+	dict = slices.Compact(dict) // a caller's dictionary may repeat values
+	// Stats from the dictionary, not the rows.
+	minS, maxS := dict[0], dict[len(dict)-1]
+	if len(minS) > maxStatLen {
+		minS = minS[:maxStatLen]
+	}
+	p.stats.minS = strings.Clone(minS)
+	p.stats.flags |= statMinStr
+	if len(maxS) <= maxStatLen {
+		p.stats.maxS = strings.Clone(maxS)
+		p.stats.flags |= statMaxStr
+	}
+	dictBytes := 0
+	for _, s := range dict {
+		dictBytes += len(s) + 1
+	}
+	w := codeWidth(len(dict))
+	if len(dict) > maxDictEntries || dictBytes+int(w)*p.present >= total*3/4 || len(dict) > p.present/2+1 {
+		p.enc = encBytes
+		return
+	}
+	// Codes of the input dictionary map to positions in the sorted one.
+	rank := make(map[string]uint32, len(dict))
+	for i, s := range dict {
+		rank[s] = uint32(i)
+	}
+	for c, u := range used {
+		if u == 0 {
+			used[c] = int32(rank[d.Dict[c]])
+		}
+	}
+	p.enc, p.width, p.dictStrs = encDict, w, dict
+	p.codes = make([]uint32, rows)
+	for i := 0; i < rows; i++ {
+		if d.present(i) {
+			p.codes[i] = uint32(used[d.Codes[i]])
+		}
+	}
+}
+
 // rowCost estimates the encoded bytes of row i, to cut pages.
 func (p *chunkPlan) rowCost(d *ColumnData, i int) int {
 	if !d.present(i) {
@@ -303,7 +392,7 @@ func (p *chunkPlan) rowCost(d *ColumnData, i int) int {
 	case encDict:
 		return int(p.width)
 	case encBytes:
-		return len(d.Strs[i]) + 1
+		return len(d.str(i)) + 1
 	case encUUID:
 		return 16
 	}
@@ -382,12 +471,12 @@ func (p *chunkPlan) appendPage(dst []byte, t ColType, d *ColumnData, from, to in
 	case encBytes:
 		for i := from; i < to; i++ {
 			if d.present(i) {
-				dst = binary.AppendUvarint(dst, uint64(len(d.Strs[i])))
+				dst = binary.AppendUvarint(dst, uint64(len(d.str(i))))
 			}
 		}
 		for i := from; i < to; i++ {
 			if d.present(i) {
-				dst = append(dst, d.Strs[i]...)
+				dst = append(dst, d.str(i)...)
 			}
 		}
 	case encUUID:

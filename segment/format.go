@@ -5,8 +5,10 @@
 //
 // # Layout (format version 1)
 //
-// A segment holds the events of one source, sorted by timestamp, cut into
-// blocks of rows. Inside a block every column (a field path with one type)
+// A segment holds the events of one source cut into blocks of rows; the
+// rows of each block are sorted by timestamp, and blocks usually follow
+// each other in time (a compaction that concatenates segments may leave
+// blocks whose ranges overlap where late events arrived). Inside a block every column (a field path with one type)
 // is a chunk; a chunk is a dictionary unit (optional) and one or more data
 // pages, each covering a contiguous range of the block's rows. Every unit a
 // reader loads on its own carries a CRC32-C.

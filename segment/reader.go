@@ -770,3 +770,27 @@ func (r *Reader) ColumnBytes() []int64 {
 	}
 	return out
 }
+
+// readUnitRaw reads a unit and verifies its checksum, returning the whole
+// unit, its payload and codec without decompressing.
+func (r *Reader) readUnitRaw(off, ln int64, section string) (raw, payload []byte, codec byte, err error) {
+	if !unitInRange(off, ln, r.dataEnd()) {
+		return nil, nil, 0, corruptf(r.path, section, off, "unit [%d,+%d) out of range", off, ln)
+	}
+	buf := make([]byte, ln)
+	if n, err := r.f.ReadAt(buf, off); n < len(buf) {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, nil, 0, corruptf(r.path, section, off, "read: %v", err)
+	}
+	n := len(buf) - unitTrailerSize
+	codec = buf[n]
+	if crc32.Update(0, castagnoli, buf[:n+1]) != binary.LittleEndian.Uint32(buf[n+1:]) {
+		return nil, nil, 0, corruptf(r.path, section, off, "crc mismatch")
+	}
+	if codec != codecRaw && codec != codecZstd {
+		return nil, nil, 0, corruptf(r.path, section, off, "unknown codec %d", codec)
+	}
+	return buf, buf[:n], codec, nil
+}

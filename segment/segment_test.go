@@ -448,3 +448,72 @@ func TestCorruption(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteFromCodes writes string columns given as dictionary codes (an
+// unsorted dictionary with unused and repeated entries) and reads back
+// the same values as when they are given as strings.
+func TestWriteFromCodes(t *testing.T) {
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	dict := []string{"zeta", "alpha", "unused", "mid", "alpha", ""}
+	n := 500
+	codes := make([]uint32, n)
+	nulls := vec.NewBitset(n)
+	var want []any
+	for i := range codes {
+		codes[i] = uint32([]int{0, 1, 3, 4, 5}[i%5])
+		if i%7 == 0 {
+			nulls.Set(i)
+			want = append(want, nil)
+		} else {
+			want = append(want, dict[codes[i]])
+		}
+	}
+	ts := make([]int64, n)
+	for i := range ts {
+		ts[i] = int64(i)
+	}
+	// A second column with many distinct values written as codes, which
+	// should come out as bytes, not a dictionary.
+	wide := make([]string, n)
+	wcodes := make([]uint32, n)
+	for i := range wide {
+		wide[i] = fmt.Sprintf("value-%d", i)
+		wcodes[i] = uint32(i)
+	}
+	f, _ := fs.Create("/d/c.seg")
+	w, err := NewWriter(f, []ColumnDesc{{Path: "timestamp", Type: TypeTimestamp}, {Path: "s", Type: TypeString}, {Path: "w", Type: TypeString}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteBlock(n, []*ColumnData{{Ints: ts}, {Nulls: nulls, Codes: codes, Dict: dict}, {Codes: wcodes, Dict: wide}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteBlock(n, []*ColumnData{{Ints: ts}, {Codes: []uint32{99}, Dict: dict}, nil}); err == nil {
+		t.Fatal("a code outside the dictionary was accepted")
+	}
+	w.Finish()
+	f.Close()
+	r := openSegment(t, fs, "/d/c.seg")
+	defer r.Close()
+	got := readAll(t, r, 1)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("row %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	if r.chunk(0, 1).enc != encDict || r.chunk(0, 1).dictEntries != 4 {
+		t.Fatalf("codes column: encoding %d with %d entries", r.chunk(0, 1).enc, r.chunk(0, 1).dictEntries)
+	}
+	if r.chunk(0, 2).enc != encBytes {
+		t.Fatalf("wide codes column: encoding %d, want bytes", r.chunk(0, 2).enc)
+	}
+	for i, v := range readAll(t, r, 2) {
+		if v != wide[i] {
+			t.Fatalf("wide row %d: %v", i, v)
+		}
+	}
+	if err := r.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -157,8 +158,8 @@ func (w *Writer) writeUnit(payload []byte, compress bool) (int64, int64) {
 }
 
 // WriteBlock writes one block of rows. data follows the column directory;
-// a nil entry means the column has no value in this block. Rows must be
-// sorted by timestamp, which must be present in every row.
+// a nil entry means the column has no value in this block. The block's
+// rows must be sorted by timestamp, which must be present in every row.
 func (w *Writer) WriteBlock(rows int, data []*ColumnData) error {
 	if w.err != nil {
 		return w.err
@@ -235,6 +236,20 @@ func checkColumnData(t ColType, d *ColumnData, rows int) error {
 	case TypeFloat64:
 		return need(len(d.Floats))
 	case TypeString, TypeArray:
+		if d.Dict != nil {
+			if t != TypeString {
+				return errors.New("dictionary codes for a non-string column")
+			}
+			if err := need(len(d.Codes)); err != nil {
+				return err
+			}
+			for i := 0; i < rows; i++ {
+				if d.present(i) && int(d.Codes[i]) >= len(d.Dict) {
+					return fmt.Errorf("row %d: code %d outside a dictionary of %d", i, d.Codes[i], len(d.Dict))
+				}
+			}
+			return nil
+		}
 		return need(len(d.Strs))
 	}
 	return nil
@@ -290,4 +305,70 @@ func (w *Writer) Rows() int { return w.rows }
 func (w *Writer) WriteUnit(payload []byte) (off, length int64, err error) {
 	off, length = w.writeUnit(payload, true)
 	return off, length, w.err
+}
+
+// CopyBlock appends block b of r to the segment as it is: every unit of
+// the block is copied (checksums verified on the way), so nothing is
+// decoded and re-planned. colMap maps r's column indexes to this writer's
+// directory. With recompress, each unit's payload is compressed again at
+// this writer's level (worth it when r was written at a faster level).
+func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) error {
+	if w.err != nil {
+		return w.err
+	}
+	src := &r.ft.blocks[b]
+	bm := blockMeta{rows: src.rows, firstRow: w.rows, minTime: src.minTime, maxTime: src.maxTime}
+	copyUnit := func(off, ln int64, section string) (int64, int64, error) {
+		raw, payload, codec, err := r.readUnitRaw(off, ln, section)
+		if err != nil {
+			return 0, 0, err
+		}
+		if recompress && codec == codecZstd {
+			plain, err := sharedDecoder().DecodeAll(payload, nil)
+			if err != nil {
+				return 0, 0, corruptf(r.path, section, off, "zstd: %v", err)
+			}
+			noff, nln := w.writeUnit(plain, true)
+			return noff, nln, w.err
+		}
+		noff := w.off
+		w.write(raw)
+		return noff, w.off - noff, w.err
+	}
+	for _, c := range src.chunks {
+		if c.col >= len(colMap) || colMap[c.col] < 0 || colMap[c.col] >= len(w.cols) {
+			return fmt.Errorf("segment: copied column %d has no place", c.col)
+		}
+		nc := c
+		nc.col = colMap[c.col]
+		if w.cols[nc.col].Type != r.ft.cols[c.col].Type {
+			return fmt.Errorf("segment: copied column %q changes type", r.ft.cols[c.col].Path)
+		}
+		if c.dictEntries > 0 {
+			off, ln, err := copyUnit(c.dictOff, c.dictLen, "dictionary")
+			if err != nil {
+				return err
+			}
+			nc.dictOff, nc.dictLen = off, ln
+		}
+		nc.pages = make([]pageMeta, len(c.pages))
+		for i, p := range c.pages {
+			off, ln, err := copyUnit(p.off, p.len, "page")
+			if err != nil {
+				return err
+			}
+			nc.pages[i] = pageMeta{firstRow: p.firstRow, rows: p.rows, off: off, len: ln}
+		}
+		bm.chunks = append(bm.chunks, nc)
+	}
+	slices.SortFunc(bm.chunks, func(a, b chunkMeta) int { return a.col - b.col })
+	if len(w.blocks) == 0 || bm.minTime < w.minTime {
+		w.minTime = bm.minTime
+	}
+	if len(w.blocks) == 0 || bm.maxTime > w.maxTime {
+		w.maxTime = bm.maxTime
+	}
+	w.blocks = append(w.blocks, bm)
+	w.rows += src.rows
+	return w.err
 }

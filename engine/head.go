@@ -25,13 +25,13 @@ const headDictMax = 256
 // stays valid while the head keeps growing because appends never touch
 // memory a view can see.
 type head struct {
-	mu       sync.RWMutex
-	rows     int
-	root     *trieNode
-	cols     []*headColumn
+	mu   sync.RWMutex
+	rows int
+	root *trieNode
+	cols []*headColumn
 	// sizes are the final column sizes of the previous head, to allocate
 	// this one's columns once instead of growing them.
-	sizes map[colSizeKey]colSize
+	sizes    map[colSizeKey]colSize
 	minTime  int64
 	maxTime  int64
 	bytes    int
@@ -124,7 +124,7 @@ type colSizeKey struct {
 // colSize is how big a column grew, used to size the next head's.
 type colSize struct {
 	words, n, data int
-	dict         bool
+	dict           bool
 }
 
 // sizeHints records the final sizes of a head's columns for the next head.

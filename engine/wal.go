@@ -8,9 +8,9 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"sync"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
 

@@ -707,3 +707,44 @@ func TestCompactionMixedStringEncodings(t *testing.T) {
 	assertEvents(t, s, want)
 	checkClean(t, e)
 }
+
+func TestSubscribeSeesAppendsAndDropsWhenFull(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	fast := s.Subscribe(8)
+	slow := s.Subscribe(1)
+	for b := 0; b < 5; b++ {
+		if err := s.Append(ctx, []event.Event{testEvent(b*2, 1), testEvent(b*2+1, 2)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := 0
+	for got < 10 {
+		batch := <-fast.C
+		got += len(batch)
+	}
+	if fast.Dropped() != 0 {
+		t.Fatalf("fast subscriber dropped %d", fast.Dropped())
+	}
+	if len(<-slow.C) != 2 || slow.Dropped() != 8 {
+		t.Fatalf("slow subscriber: dropped %d, want 8 (one batch kept)", slow.Dropped())
+	}
+	fast.Close()
+	if _, open := <-fast.C; open {
+		t.Fatal("closed subscription still delivers")
+	}
+}
+
+func TestDecodeWAL(t *testing.T) {
+	data := EncodeWALRecord([]event.Event{testEvent(1, 5), testEvent(2, 6)}, true)
+	data = append(data, EncodeWALRecord([]event.Event{testEvent(3, 7)}, false)...)
+	evs, err := DecodeWAL(data)
+	if err != nil || len(evs) != 3 || evs[2].ID != testEvent(3, 7).ID {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	if _, err := DecodeWAL(data[:len(data)-3]); !errors.Is(err, ErrWALCorrupt) {
+		t.Fatalf("torn record: %v", err)
+	}
+}

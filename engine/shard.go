@@ -72,6 +72,9 @@ type Shard struct {
 	retentionDays atomic.Int64
 
 	stats shardCounters
+
+	subsMu sync.Mutex
+	subs   map[*Subscription]struct{}
 }
 
 type shardCounters struct {
@@ -556,6 +559,15 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 		(h.rows > 0 && now.Sub(h.created) >= s.opts.HeadMaxAge)
 	h.mu.Unlock()
 	s.stats.appended.Add(int64(n))
+	if n > 0 {
+		groups := make([][]event.Event, 0, len(group))
+		for _, r := range group {
+			if len(r.events) > 0 {
+				groups = append(groups, r.events)
+			}
+		}
+		s.publish(groups)
+	}
 	var rerr error
 	if (full || rotate) && h.rows > 0 {
 		rerr = s.rotate(now)
@@ -744,6 +756,7 @@ func (s *Shard) close(flush bool) error {
 	}
 	close(s.stopping)
 	s.wg.Wait()
+	s.closeSubs()
 	s.walMu.Lock()
 	if s.wal != nil {
 		if serr := s.wal.f.Sync(); err == nil && serr != nil {

@@ -265,3 +265,34 @@ func decodeWALRecord(b []byte) ([]event.Event, int, error) {
 	}
 	return events, walRecHeaderSize + int(n), nil
 }
+
+// DecodeWAL reads a write-ahead log file's bytes as startup would, without
+// cutting anything, and returns the events it holds: the entry point for
+// fuzzing the log decoder. A damaged file returns a *WALCorruptError.
+func DecodeWAL(data []byte) ([]event.Event, error) {
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/w")
+	f, err := fs.Create("/w/f.wal")
+	if err != nil {
+		return nil, err
+	}
+	f.Write(data)
+	f.Close()
+	var out []event.Event
+	_, err = walReplay(fs, "/w/f.wal", false, func(evs []event.Event) error {
+		out = append(out, evs...)
+		return nil
+	})
+	return out, err
+}
+
+// EncodeWALRecord returns one WAL record holding events, with the file
+// header when first is set: for building fuzz seeds and tests.
+func EncodeWALRecord(events []event.Event, first bool) []byte {
+	var out []byte
+	if first {
+		out = []byte{walMagic[0], walMagic[1], walMagic[2], walMagic[3], walVersion, 0, 0, 0}
+	}
+	out, _ = encodeWALRecord(out, nil, events)
+	return out
+}

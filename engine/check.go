@@ -211,3 +211,48 @@ func (e *Engine) Check() error {
 	}
 	return errors.Join(errs...)
 }
+
+// ShardInfo summarises a shard for operators (fsck, status).
+type ShardInfo struct {
+	ID           string
+	Segments     int
+	SegmentRows  int
+	SegmentBytes int64
+	HeadRows     int // events in memory (head and heads being flushed)
+	MinTime      int64
+	MaxTime      int64
+	Quarantined  int64 // segments moved aside since the shard opened
+	WALBytesCut  int64 // torn-tail bytes cut at startup
+	Warnings     []string
+}
+
+// Info describes the shard as it is now.
+func (s *Shard) Info() ShardInfo {
+	sn := s.Snapshot()
+	defer sn.Release()
+	in := ShardInfo{ID: s.id, Quarantined: s.stats.quarantined.Load(), WALBytesCut: s.stats.walBytesCut.Load(),
+		Warnings: append([]string(nil), s.readOnlyWarnings...)}
+	first := true
+	note := func(lo, hi int64) {
+		if first || lo < in.MinTime {
+			in.MinTime = lo
+		}
+		if first || hi > in.MaxTime {
+			in.MaxTime = hi
+		}
+		first = false
+	}
+	for _, sg := range sn.segs {
+		in.Segments++
+		in.SegmentRows += sg.r.Rows()
+		in.SegmentBytes += sg.r.Size()
+		note(sg.r.TimeRange())
+	}
+	for _, h := range sn.heads {
+		in.HeadRows += h.rows
+		if h.rows > 0 {
+			note(h.minTime, h.maxTime)
+		}
+	}
+	return in
+}

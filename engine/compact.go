@@ -18,6 +18,9 @@ import (
 // until the merged segment is published; the inputs' files go when the
 // last query using them ends.
 func (s *Shard) Compact() (int, error) {
+	if s.opts.ReadOnly {
+		return 0, ErrReadOnly
+	}
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
 	group := s.pickCompaction()
@@ -370,6 +373,9 @@ func (ms *mergeSource) gather(r *segment.Reader, col int, t segment.ColType, lo,
 // ApplyRetention drops whole segments whose newest event is older than the
 // shard's retention, and returns how many it dropped.
 func (s *Shard) ApplyRetention() (int, error) {
+	if s.opts.ReadOnly {
+		return 0, ErrReadOnly
+	}
 	days := s.retentionDays.Load()
 	if days <= 0 {
 		return 0, nil

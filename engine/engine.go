@@ -37,8 +37,12 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	}
 	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{})}
 	srcDir := filepath.Join(dir, "sources")
-	if err := o.FS.MkdirAll(srcDir); err != nil {
-		return nil, err
+	if !o.ReadOnly {
+		if err := o.FS.MkdirAll(srcDir); err != nil {
+			return nil, err
+		}
+	} else if !o.FS.Exists(srcDir) {
+		return e, nil // nothing stored yet
 	}
 	names, err := o.FS.List(srcDir)
 	if err != nil {
@@ -89,6 +93,9 @@ func (e *Engine) Shard(id string) (*Shard, error) {
 	}
 	if s := e.shards[id]; s != nil {
 		return s, nil
+	}
+	if e.opts.ReadOnly {
+		return nil, fmt.Errorf("engine: no data for source %s (read-only)", id)
 	}
 	s, err := openShard(e, id, filepath.Join(e.dir, "sources", id))
 	if err != nil {

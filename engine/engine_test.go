@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -747,4 +748,62 @@ func TestDecodeWAL(t *testing.T) {
 	if _, err := DecodeWAL(data[:len(data)-3]); !errors.Is(err, ErrWALCorrupt) {
 		t.Fatalf("torn record: %v", err)
 	}
+}
+
+// TestReadOnlyOpen reads a data directory (segments, WAL, a damaged
+// segment) without changing a byte of it.
+func TestReadOnlyOpen(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	s, _ := e.Shard(shardID)
+	want := appendRange(t, s, 0, 100, 1_700_000_000_000_000)
+	s.Flush()
+	for k, v := range appendRange(t, s, 100, 150, 1_700_000_000_000_000) {
+		want[k] = v // in the WAL only
+	}
+	img := fs.CrashClone()
+	e.Close()
+	before := snapshotFiles(t, img, "/data")
+	opts := testOptions(img)
+	opts.ReadOnly = true
+	ro, err := Open("/data", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ro.Shard(shardID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEvents(t, rs, want)
+	if err := rs.Append(ctx, []event.Event{testEvent(999, 1)}); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("append on read-only: %v", err)
+	}
+	if err := ro.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshotFiles(t, img, "/data"); !maps.Equal(before, after) {
+		t.Fatalf("read-only open changed files:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// snapshotFiles maps every file under dir to its contents.
+func snapshotFiles(t *testing.T, fs *vfs.MemFS, dir string) map[string]string {
+	out := map[string]string{}
+	var walk func(d string)
+	walk = func(d string) {
+		names, err := fs.List(d)
+		if err != nil {
+			b, _ := vfs.ReadFile(fs, d)
+			out[d] = string(b)
+			return
+		}
+		for _, n := range names {
+			walk(filepath.Join(d, n))
+		}
+	}
+	walk(dir)
+	return out
 }

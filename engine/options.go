@@ -100,6 +100,13 @@ type Options struct {
 	// fails with a WALCorruptError instead.
 	RepairWAL bool
 
+	// ReadOnly opens the data directory without changing it, for fsck and
+	// the query command next to a running server: the write-ahead log is
+	// replayed into memory (a damaged tail is left alone), damaged segments
+	// are skipped rather than quarantined, nothing runs in the background,
+	// and Append fails.
+	ReadOnly bool
+
 	// DisableBackground turns off the flush, compaction and retention
 	// goroutines; tests then call Flush, Compact and ApplyRetention.
 	DisableBackground bool
@@ -156,5 +163,9 @@ func (o *Options) withDefaults() (*Options, error) {
 		return nil, errors.New("engine: unknown AckMode")
 	}
 	out.SegmentMaxRows = max(out.SegmentMaxRows, out.BlockRows)
+	if out.ReadOnly {
+		out.DisableBackground = true
+		out.RepairWAL = false
+	}
 	return &out, nil
 }

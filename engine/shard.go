@@ -24,6 +24,9 @@ var ErrBackpressure = errors.New("engine: ingest buffer full")
 // ErrClosed is returned by operations on a closed shard or engine.
 var ErrClosed = errors.New("engine: closed")
 
+// ErrReadOnly is returned by changes to an engine opened read-only.
+var ErrReadOnly = errors.New("engine: opened read-only")
+
 // Shard holds the events of one source: a write-ahead log, the head, heads
 // being flushed, and sealed segments, each under its own directory:
 //
@@ -63,6 +66,8 @@ type Shard struct {
 	// failed is set when the log could not be written: the shard then
 	// refuses events, since it cannot promise durability.
 	failed error
+	// readOnlyWarnings are problems a read-only open found and left alone.
+	readOnlyWarnings []string
 
 	flushKick chan struct{}
 	flushMu   sync.Mutex // one flush at a time
@@ -216,6 +221,9 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 		stopping:  make(chan struct{}),
 		flushKick: make(chan struct{}, 1),
 	}
+	if opts.ReadOnly {
+		return openShardReadOnly(s)
+	}
 	for _, d := range []string{s.walDir, s.segDir, s.quarDir} {
 		if err := opts.FS.MkdirAll(d); err != nil {
 			return nil, err
@@ -317,10 +325,51 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 	return s, nil
 }
 
+// openShardReadOnly loads a shard without changing its directory.
+func openShardReadOnly(s *Shard) (*Shard, error) {
+	opts := s.opts
+	if err := s.loadSegments(); err != nil {
+		return nil, err
+	}
+	covered := uint64(0)
+	for _, sg := range s.segs {
+		covered = max(covered, sg.meta.walLast)
+	}
+	s.head = newHead(opts.Now(), covered+1)
+	names, _ := opts.FS.List(s.walDir)
+	var scratch []byte
+	for _, n := range names {
+		seq, ok := parseSeqName(n, ".wal")
+		if !ok || seq <= covered {
+			continue
+		}
+		_, err := walReplay(opts.FS, filepath.Join(s.walDir, n), false, func(evs []event.Event) error {
+			for j := range evs {
+				scratch = s.head.add(&evs[j], scratch)
+			}
+			return nil
+		})
+		var wce *WALCorruptError
+		if err != nil && !errors.As(err, &wce) {
+			return nil, err
+		}
+		if err != nil {
+			s.readOnlyWarnings = append(s.readOnlyWarnings, err.Error())
+		}
+	}
+	s.failed = ErrReadOnly
+	close(s.stopping)
+	s.enqClosed = true
+	return s, nil
+}
+
 // loadSegments opens every segment, quarantining damaged ones, and removes
 // segments that a completed compaction replaced.
 func (s *Shard) loadSegments() error {
 	fs := s.opts.FS
+	if !fs.Exists(s.segDir) {
+		return nil // read-only open of a shard that never flushed
+	}
 	names, err := fs.List(s.segDir)
 	if err != nil {
 		return err
@@ -336,6 +385,10 @@ func (s *Shard) loadSegments() error {
 		ref, err := s.openSegment(id, path)
 		if err != nil {
 			if errors.Is(err, segment.ErrCorrupt) {
+				if s.opts.ReadOnly {
+					s.readOnlyWarnings = append(s.readOnlyWarnings, err.Error())
+					continue
+				}
 				s.quarantine(id, path, err)
 				continue
 			}
@@ -359,7 +412,9 @@ func (s *Shard) loadSegments() error {
 	kept := s.segs[:0]
 	for _, sg := range s.segs {
 		if replaced[sg.id] {
-			sg.removed.Store(true)
+			if !s.opts.ReadOnly {
+				sg.removed.Store(true)
+			}
 			sg.release()
 			continue
 		}
@@ -672,6 +727,9 @@ func (s *Shard) requestRotate() error {
 // Flush freezes the head (if it holds events) and writes every frozen head
 // to a segment, returning when they are durable.
 func (s *Shard) Flush() error {
+	if s.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	s.mu.RLock()
 	h := s.head
 	s.mu.RUnlock()
@@ -743,6 +801,15 @@ func (s *Shard) flushHead(h *head) error {
 
 // close stops the goroutines; with flush it first writes the head out.
 func (s *Shard) close(flush bool) error {
+	if s.opts.ReadOnly {
+		s.mu.Lock()
+		for _, sg := range s.segs {
+			sg.release()
+		}
+		s.segs = nil
+		s.mu.Unlock()
+		return nil
+	}
 	var err error
 	if flush {
 		err = s.Flush()

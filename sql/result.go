@@ -152,3 +152,13 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// CellJSON returns one cell of a result as JSON text (strings quoted), for
+// tabular output.
+func CellJSON(r *Result, col, row int) string {
+	v := r.Cols[col]
+	if v.Type == vec.String && !v.IsNull(row) {
+		return v.StringAt(row)
+	}
+	return string(appendValue(nil, v, row))
+}

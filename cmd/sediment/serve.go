@@ -189,6 +189,7 @@ type app struct {
 	eng      *engine.Engine
 	cat      *catalog.Catalog
 	runner   httpapi.QueryRunner
+	lock     *os.File
 	srv      *httpapi.Server
 	addr     net.Addr
 	serveErr chan error
@@ -202,6 +203,15 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, err
 	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Close()
+		}
+	}()
 	eng, err := engine.Open(cfg.DataDir, &engine.Options{AckMode: cfg.AckMode, Logger: log.With("component", "engine")})
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
@@ -233,7 +243,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	if err != nil {
 		return nil, err
 	}
-	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, srv: srv, addr: ln.Addr(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
 	go func() {
 		defer close(a.stopped)
 		if err := srv.Serve(ln); err != nil {
@@ -264,5 +274,6 @@ func (a *app) shutdown(ctx context.Context) error {
 		c.Close()
 	}
 	eerr := a.eng.Close()
+	a.lock.Close()
 	return errors.Join(herr, eerr)
 }

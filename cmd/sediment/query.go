@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/engine/endpoints"
+	"github.com/sediment/sediment/sql"
+)
+
+func init() {
+	commands["query"] = command{summary: "run SQL against a data directory", run: runQuery}
+}
+
+// runQuery is `sediment query`: run SQL (the dialect of query endpoints)
+// over the sources of a data directory, read-only, and print the rows.
+func runQuery(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("query", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	dataDir := fl.String("data-dir", "./data", "data directory")
+	format := fl.String("format", "table", "output: table or json (Logflare's {\"result\": [...]})")
+	maxRows := fl.Int("max-rows", 1000, "rows to print at most")
+	var params paramFlags
+	fl.Var(&params, "param", "bind a parameter, name=value (repeatable)")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sediment query [--data-dir DIR] [--format table|json] [--param name=value] 'SQL'")
+		fmt.Fprintln(stderr, "Source names are table names: select count(*) from `cloudflare.logs.prod`")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() != 1 || (*format != "table" && *format != "json") {
+		fl.Usage()
+		return 2
+	}
+	if _, err := os.Stat(*dataDir); err != nil {
+		fmt.Fprintln(stderr, "sediment query:", err)
+		return 2
+	}
+	eng, err := engine.Open(*dataDir, &engine.Options{ReadOnly: true})
+	if err != nil {
+		fmt.Fprintln(stderr, "sediment query:", err)
+		return 1
+	}
+	defer eng.Close()
+	cat, err := catalog.Open(*dataDir, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "sediment query:", err)
+		return 1
+	}
+	svc := endpoints.New(eng, cat, &endpoints.Options{DisableBackground: true})
+	defer svc.Close()
+	start := time.Now()
+	res, err := svc.Query(context.Background(), fl.Arg(0), params.m, *maxRows)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return 1
+	}
+	if *format == "json" {
+		b := []byte(`{"result":`)
+		b = append(res.AppendJSON(b), "}\n"...)
+		stdout.Write(b)
+		return 0
+	}
+	printTable(stdout, res)
+	fmt.Fprintf(stderr, "%d rows in %s\n", res.Len, time.Since(start).Round(time.Microsecond))
+	return 0
+}
+
+// printTable writes a result as aligned columns, one row per line, with
+// values as their JSON text (timestamps as µs, records as JSON).
+func printTable(w io.Writer, res *sql.Result) {
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(res.Names, "\t"))
+	one := &sql.Result{Names: res.Names, Types: res.Types, Cols: res.Cols, Len: res.Len}
+	rows := jsonRows(one)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+// jsonRows renders every cell as compact JSON text.
+func jsonRows(res *sql.Result) [][]string {
+	out := make([][]string, res.Len)
+	for i := range out {
+		out[i] = make([]string, len(res.Cols))
+		for c := range res.Cols {
+			out[i][c] = sql.CellJSON(res, c, i)
+		}
+	}
+	return out
+}
+
+// paramFlags collects --param name=value.
+type paramFlags struct{ m map[string]string }
+
+func (p *paramFlags) String() string { return "" }
+func (p *paramFlags) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok {
+		return fmt.Errorf("want name=value, got %q", s)
+	}
+	if p.m == nil {
+		p.m = map[string]string{}
+	}
+	p.m[k] = v
+	return nil
+}

@@ -36,7 +36,8 @@ type head struct {
 	maxTime  int64
 	bytes    int
 	created  time.Time
-	walFirst uint64 // first WAL sequence whose records are in this head
+	updated  time.Time // when events were last added
+	walFirst uint64    // first WAL sequence whose records are in this head
 	walLast  uint64
 	frozen   bool
 }

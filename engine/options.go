@@ -58,13 +58,19 @@ type Options struct {
 	BufferedSyncInterval time.Duration
 
 	// A head is frozen and flushed to a segment when it reaches HeadMaxRows
-	// rows (default 131072), HeadMaxBytes of values (default 64 MiB) or
-	// HeadMaxAge (default 10 minutes).
-	HeadMaxRows  int
-	HeadMaxBytes int
-	HeadMaxAge   time.Duration
+	// rows (default 131072), HeadMaxBytes of values (default 32 MiB) or
+	// HeadMaxAge (default 10 minutes), or when it holds at least
+	// HeadIdleMinBytes (default 1 MiB) and nothing was added for
+	// HeadIdleFlush (default 30s): a source that went quiet gives its memory
+	// back instead of holding a big head for the rest of HeadMaxAge.
+	// HeadMaxBytes is most of the memory a busy source costs.
+	HeadMaxRows      int
+	HeadMaxBytes     int
+	HeadMaxAge       time.Duration
+	HeadIdleFlush    time.Duration
+	HeadIdleMinBytes int
 	// MaxFrozenHeads bounds heads waiting to be flushed per shard; past it
-	// Append returns ErrBackpressure (default 4).
+	// Append returns ErrBackpressure (default 2).
 	MaxFrozenHeads int
 
 	// BlockRows is the rows per segment block (default 65536); PageBytes
@@ -138,9 +144,11 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	defDur(&out.BufferedSyncInterval, 100*time.Millisecond)
 	def(&out.HeadMaxRows, 131072)
-	def(&out.HeadMaxBytes, 64<<20)
+	def(&out.HeadMaxBytes, 32<<20)
 	defDur(&out.HeadMaxAge, 10*time.Minute)
-	def(&out.MaxFrozenHeads, 4)
+	defDur(&out.HeadIdleFlush, 30*time.Second)
+	def(&out.HeadIdleMinBytes, 1<<20)
+	def(&out.MaxFrozenHeads, 2)
 	def(&out.BlockRows, 65536)
 	def(&out.PageBytes, 256<<10)
 	def(&out.ZstdLevel, 1)

@@ -554,7 +554,7 @@ func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockRea
 		}
 		return trimToLimit(sel, limit, req.Order), br, nil
 	}
-	if limit <= 0 || req.Order == scan.Unordered {
+	if limit <= 0 {
 		sel, err := u.sc.evalPreds(u.p, br, u.exact, lo, hi, base)
 		return sel, br, err
 	}
@@ -598,8 +598,12 @@ func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockRea
 	return trimToLimit(got, limit, req.Order), br, nil
 }
 
+// trimToLimit keeps the limit rows a request wants of a unit's selection
+// (in row order, which is time order): the newest for Descending, the
+// oldest for Ascending, and for Unordered the first, which are as good as
+// any.
 func trimToLimit(sel []int32, limit int, order scan.Order) []int32 {
-	if limit <= 0 || len(sel) <= limit || order == scan.Unordered {
+	if limit <= 0 || len(sel) <= limit {
 		return sel
 	}
 	if order == scan.Descending {
@@ -768,8 +772,11 @@ func (u *headUnit) selectRows(ctx context.Context, limit int) ([]int32, error) {
 		return nil, err
 	}
 	needTime := req.TimeMin > hv.minTime || req.TimeMax < hv.maxTime
-	if !needTime && (limit <= 0 || req.Order == scan.Unordered || len(sel) <= limit) {
+	if !needTime && (limit <= 0 || len(sel) <= limit) {
 		return sel, nil
+	}
+	if !needTime && req.Order == scan.Unordered {
+		return sel[:limit], nil
 	}
 	tsCol := typedCols(u.p, "timestamp", segment.TypeTimestamp)
 	var ts vec.Vector
@@ -785,6 +792,9 @@ func (u *headUnit) selectRows(ctx context.Context, limit int) ([]int32, error) {
 		if t := ts.Ints[i]; t >= req.TimeMin && t <= req.TimeMax {
 			kept = append(kept, rowTS{r, t})
 		}
+	}
+	if limit > 0 && req.Order == scan.Unordered && len(kept) > limit {
+		kept = kept[:limit]
 	}
 	if limit > 0 && req.Order != scan.Unordered && len(kept) > limit {
 		sort.SliceStable(kept, func(i, j int) bool { return kept[i].ts < kept[j].ts })

@@ -610,8 +610,11 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 		}
 		n += len(r.events)
 	}
-	full := h.rows >= s.opts.HeadMaxRows || h.bytes >= s.opts.HeadMaxBytes ||
-		(h.rows > 0 && now.Sub(h.created) >= s.opts.HeadMaxAge)
+	if n > 0 {
+		h.updated = now
+	}
+	full := h.rows >= s.opts.HeadMaxRows || h.bytes >= s.opts.HeadMaxBytes
+	old := h.rows > 0 && now.Sub(h.created) >= s.opts.HeadMaxAge
 	h.mu.Unlock()
 	s.stats.appended.Add(int64(n))
 	if n > 0 {
@@ -624,8 +627,8 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 		s.publish(groups)
 	}
 	var rerr error
-	if (full || rotate) && h.rows > 0 {
-		rerr = s.rotate(now)
+	if (full || old || rotate) && h.rows > 0 {
+		rerr = s.rotate(now, full)
 	}
 	for _, r := range group {
 		if r.rotate {
@@ -637,8 +640,10 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 }
 
 // rotate freezes the head and starts a new WAL file for the next one.
-// Called by the committer only.
-func (s *Shard) rotate(now time.Time) error {
+// Called by the committer only. A head that filled up passes its column
+// sizes on, so that the next one allocates once; one frozen for age or
+// idleness does not, or a trickle would allocate for a flood.
+func (s *Shard) rotate(now time.Time, full bool) error {
 	next := s.walSeq + 1
 	w, err := createWAL(s.opts.FS, s.walDir, next)
 	if err != nil {
@@ -660,7 +665,9 @@ func (s *Shard) rotate(now time.Time) error {
 	h.mu.Unlock()
 	s.frozen = append(s.frozen, h)
 	s.head = newHead(now, next)
-	s.head.sizes = h.sizeHints()
+	if full {
+		s.head.sizes = h.sizeHints()
+	}
 	s.mu.Unlock()
 	select {
 	case s.flushKick <- struct{}{}:
@@ -700,10 +707,12 @@ func (s *Shard) flusher() {
 			s.mu.RLock()
 			h := s.head
 			s.mu.RUnlock()
+			now := s.opts.Now()
 			h.mu.RLock()
-			old := h.rows > 0 && s.opts.Now().Sub(h.created) >= s.opts.HeadMaxAge
+			old := h.rows > 0 && now.Sub(h.created) >= s.opts.HeadMaxAge
+			idle := h.bytes >= s.opts.HeadIdleMinBytes && now.Sub(h.updated) >= s.opts.HeadIdleFlush
 			h.mu.RUnlock()
-			if old {
+			if old || idle {
 				s.requestRotate()
 			}
 		case <-s.stopping:

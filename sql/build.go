@@ -197,8 +197,12 @@ func (q *queryRun) buildScan(sn *ScanNode, chain []Node) (operator, error) {
 	}
 	for i, c := range sn.req.Columns {
 		if c.Kind == scan.Record {
+			src, err := q.addRecordSource(sc, c.Path)
+			if err != nil {
+				return nil, err
+			}
 			op.refCols = append(op.refCols, i)
-			op.refSrc = append(op.refSrc, q.addRecordSource(sc, c.Path))
+			op.refSrc = append(op.refSrc, src)
 		}
 	}
 	if len(op.units) < 2 {

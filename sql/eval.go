@@ -55,6 +55,14 @@ func compile(e Expr, lay layout) (evaluator, error) {
 		if !ok {
 			return nil, fmt.Errorf("internal: column %s not available here", e)
 		}
+		if e.T.V == vec.RowRef && e.T.Single {
+			// An unnested record is one STRUCT: flag its references so that
+			// wherever they go (function arguments, ANY_VALUE, ARRAY_AGG)
+			// they are written as an object, not a one-element array.
+			return func(_ *evalCtx, b *vec.Batch, _ []int32) (*vec.Vector, error) {
+				return flagSingle(b.Cols[i]), nil
+			}, nil
+		}
 		return func(_ *evalCtx, b *vec.Batch, _ []int32) (*vec.Vector, error) { return b.Cols[i], nil }, nil
 	case *Literal:
 		d := e.D
@@ -781,4 +789,18 @@ func (lb *listBuilder) finish() *vec.Vector {
 	}
 	out.Elem = elem
 	return out
+}
+
+// flagSingle returns v (a RowRef vector) with every reference marked as
+// one STRUCT value.
+func flagSingle(v *vec.Vector) *vec.Vector {
+	if len(v.Ints) == 0 || v.Ints[0]&refSingleBit != 0 {
+		return v
+	}
+	out := *v
+	out.Ints = make([]int64, len(v.Ints))
+	for i, r := range v.Ints {
+		out.Ints[i] = r | refSingleBit
+	}
+	return &out
 }

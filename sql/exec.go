@@ -41,18 +41,26 @@ type recordSource struct {
 	path string
 }
 
-// RowRefs carry the record source in their top bits: source (15 bits),
-// part (16 bits), row (32 bits).
+// RowRefs carry the record source in their top bits: a flag (bit 62) that
+// the value is one STRUCT (an unnested record, written as an object) rather
+// than the REPEATED RECORD column itself (written as a one-element array),
+// the source (14 bits), the part (16 bits) and the row (32 bits).
 const (
-	refSourceShift = 48
-	refPartMask    = 1<<48 - 1
+	refSourceShift   = 48
+	refSourceMask    = 1<<14 - 1
+	refPartMask      = 1<<48 - 1
+	refSingleBit     = 1 << 62
+	maxRecordSources = refSourceMask + 1
 )
 
-func (q *queryRun) addRecordSource(sc scan.Scan, path string) int64 {
+func (q *queryRun) addRecordSource(sc scan.Scan, path string) (int64, error) {
 	q.scansMu.Lock()
 	defer q.scansMu.Unlock()
+	if len(q.recs) >= maxRecordSources {
+		return 0, errors.New("query reads records from too many scans")
+	}
 	q.recs = append(q.recs, recordSource{sc: sc, path: path})
-	return int64(len(q.recs) - 1)
+	return int64(len(q.recs) - 1), nil
 }
 
 // reserve accounts n bytes against the query's memory budget.
@@ -68,21 +76,26 @@ func (q *queryRun) reserve(n int64) error {
 
 // materialize writes the JSON of records (RowRefs from any source).
 func (q *queryRun) materialize(ctx context.Context, refs []int64, asArray bool, dst []string) error {
-	bySrc := map[int64][]int{}
-	for i, r := range refs {
-		bySrc[r>>refSourceShift] = append(bySrc[r>>refSourceShift], i)
+	type group struct {
+		src    int64
+		single bool
 	}
-	for src, idx := range bySrc {
-		if src < 0 || int(src) >= len(q.recs) {
+	bySrc := map[group][]int{}
+	for i, r := range refs {
+		g := group{src: r >> refSourceShift & refSourceMask, single: r&refSingleBit != 0}
+		bySrc[g] = append(bySrc[g], i)
+	}
+	for g, idx := range bySrc {
+		if r := refs[idx[0]]; r < 0 || int(g.src) >= len(q.recs) {
 			return fmt.Errorf("internal: bad record reference")
 		}
-		rs := q.recs[src]
+		rs := q.recs[g.src]
 		local := make([]int64, len(idx))
 		for k, i := range idx {
 			local[k] = refs[i] & refPartMask
 		}
 		out := make([]string, len(idx))
-		if err := rs.sc.Materialize(ctx, rs.path, asArray, local, out); err != nil {
+		if err := rs.sc.Materialize(ctx, rs.path, asArray && !g.single, local, out); err != nil {
 			return err
 		}
 		for k, i := range idx {
@@ -418,11 +431,15 @@ type limitOp struct {
 	count  int64 // < 0: no limit
 	offset int64
 	seen   int64
+	closed bool
 }
 
 func (o *limitOp) next(ec *evalCtx) (*vec.Batch, error) {
 	for {
 		if o.count >= 0 && o.seen >= o.offset+o.count {
+			// Release the input now: scans below stop reading units even
+			// while the rest of the plan (a join, a union) goes on.
+			o.close()
 			return nil, nil
 		}
 		b, err := o.in.next(ec)
@@ -442,7 +459,12 @@ func (o *limitOp) next(ec *evalCtx) (*vec.Batch, error) {
 		}
 	}
 }
-func (o *limitOp) close() { o.in.close() }
+func (o *limitOp) close() {
+	if !o.closed {
+		o.closed = true
+		o.in.close()
+	}
+}
 
 // unionOp concatenates its inputs, remapping columns.
 type unionOp struct {

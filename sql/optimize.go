@@ -46,6 +46,7 @@ func optimize(n Node, now time.Time, needed []ColID) (Node, error) {
 	n = removeSorts(n, false)
 	n = limitsToTopK(n)
 	n = topKIntoScans(n)
+	n = limitsIntoScans(n)
 	n = countFastPath(n)
 	need := map[ColID]bool{}
 	for _, id := range needed {
@@ -670,6 +671,37 @@ func topKIntoScans(n Node) Node {
 		} else if exact {
 			// Ties on the time need the later keys: keep every row at the
 			// boundary time by not limiting units (order still prunes).
+		}
+		return n
+	})
+}
+
+// limitsIntoScans tells a scan under a plain LIMIT (no ORDER BY) that each
+// unit needs at most LIMIT+OFFSET rows, when nothing between them drops or
+// multiplies rows; the first unit then usually satisfies the query.
+func limitsIntoScans(n Node) Node {
+	return transform(n, func(n Node) Node {
+		l, ok := n.(*LimitNode)
+		if !ok || l.Count < 0 {
+			return n
+		}
+		chain, sn := streamingChain(l.In)
+		if sn == nil {
+			return n
+		}
+		for _, c := range chain {
+			switch c := c.(type) {
+			case *FilterNode, *UnnestNode:
+				return n
+			case *RecordAliasNode:
+				if !c.Outer {
+					return n // drops rows whose record is NULL
+				}
+			}
+		}
+		want := int(l.Count + l.Offset)
+		if sn.req.Limit == 0 || want < sn.req.Limit {
+			sn.req.Limit = want
 		}
 		return n
 	})

@@ -1,7 +1,7 @@
 package sql
 
 import (
-	"context"
+	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -81,11 +81,17 @@ func (o *scanOp) start(ec *evalCtx) {
 					o.send(scanResult{err: err})
 					return
 				}
+				if o.stopped() {
+					return
+				}
 				u := o.units[i]
 				if o.skip(u) {
 					continue
 				}
 				err := u.Read(ec.ctx, func(b *vec.Batch) error {
+					if o.stopped() {
+						return errScanStopped
+					}
 					o.tagRefs(b)
 					for _, st := range stages {
 						var err error
@@ -100,10 +106,13 @@ func (o *scanOp) start(ec *evalCtx) {
 						return nil
 					}
 					if !o.send(scanResult{b: b}) {
-						return context.Canceled
+						return errScanStopped
 					}
 					return nil
 				})
+				if err == errScanStopped {
+					return
+				}
 				if err != nil {
 					o.send(scanResult{err: err})
 					return
@@ -115,6 +124,20 @@ func (o *scanOp) start(ec *evalCtx) {
 		o.wg.Wait()
 		close(o.out)
 	}()
+}
+
+// errScanStopped ends a unit's read once the consumer has closed the scan
+// (a LIMIT was met): the workers must not go on to read every other unit.
+var errScanStopped = errors.New("scan stopped")
+
+// stopped reports whether the consumer closed the scan.
+func (o *scanOp) stopped() bool {
+	select {
+	case <-o.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // send delivers a result unless the operator is closing.

@@ -28,6 +28,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	dataDir := fl.String("data-dir", "./data", "data directory")
 	format := fl.String("format", "table", "output: table or json (Logflare's {\"result\": [...]})")
 	maxRows := fl.Int("max-rows", 1000, "rows to print at most")
+	explain := fl.Bool("explain", false, "print the optimised plan instead of running the query")
 	var params paramFlags
 	fl.Var(&params, "param", "bind a parameter, name=value (repeatable)")
 	fl.Usage = func() {
@@ -62,6 +63,15 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	}
 	svc := endpoints.New(eng, cat, &endpoints.Options{DisableBackground: true})
 	defer svc.Close()
+	if *explain {
+		plan, err := svc.Explain(fl.Arg(0), params.m, *maxRows)
+		if err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, plan)
+		return 0
+	}
 	start := time.Now()
 	res, err := svc.Query(context.Background(), fl.Arg(0), params.m, *maxRows)
 	if err != nil {

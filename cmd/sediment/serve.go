@@ -41,6 +41,12 @@ type serveConfig struct {
 	// listener; ShutdownTimeout bounds the wait for requests in flight.
 	DrainDelay      time.Duration
 	ShutdownTimeout time.Duration
+	// DebugListen, when set, serves Go's profiler (/debug/pprof/) on a
+	// separate listener, off by default; bind it to localhost.
+	DebugListen string
+	// MemoryLimit is the Go runtime's soft memory limit in bytes (0: leave
+	// the runtime's, which GOMEMLIMIT sets).
+	MemoryLimit int64
 }
 
 // parseServeConfig reads flags (which win) and the environment.
@@ -78,6 +84,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (default info, or $LOGFLARE_LOG_LEVEL)")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving this long with /ready at 503 before closing the listener")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM, how long to wait for requests in flight")
+	fs.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -138,6 +145,14 @@ func runServe(args []string, _, stderr io.Writer) int {
 	if err != nil {
 		log.Error("start failed", "err", err)
 		return 1
+	}
+	if cfg.DebugListen != "" {
+		ln, err := startDebugListener(cfg.DebugListen, log)
+		if err != nil {
+			log.Error("debug listener", "err", err)
+		} else {
+			defer ln.Close()
+		}
 	}
 	code := 0
 	select {

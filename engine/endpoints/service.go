@@ -181,6 +181,22 @@ func (s *Service) Query(ctx context.Context, q string, params map[string]string,
 	return s.run(ctx, pq, params, maxRows)
 }
 
+// Explain validates SQL and returns its optimised plan as an indented
+// tree, for `sediment query --explain`.
+func (s *Service) Explain(q string, params map[string]string, maxRows int) (string, error) {
+	pq, err := parser.Validate(q, parser.ValidateOptions{KnownSource: s.cat.HasSourceName})
+	if err != nil {
+		return "", err
+	}
+	qc := &queryCatalog{s: s, snaps: map[string]*engine.Snapshot{}}
+	defer qc.release()
+	n, err := sql.Plan(pq, qc, sql.Options{Params: params, Now: s.opts.Now(), MaxRows: maxRows})
+	if err != nil {
+		return "", err
+	}
+	return sql.Explain(n), nil
+}
+
 func (s *Service) run(ctx context.Context, pq *parser.Query, params map[string]string, maxRows int) (*sql.Result, error) {
 	qc := &queryCatalog{s: s, snaps: map[string]*engine.Snapshot{}}
 	defer qc.release()

@@ -154,8 +154,9 @@ type Request struct {
 	// Descending, MinTime ascending for Ascending). Units of sealed data hold
 	// rows sorted by time; the in-memory head's unit may not.
 	Order Order
-	// Limit, when > 0 with an Order, tells each unit that only its first
-	// Limit rows in that order are needed: a sorted unit may stop early.
+	// Limit, when > 0, tells each unit that only Limit of its rows are
+	// needed: with an Order its first Limit in that order, Unordered any
+	// Limit (a LIMIT without ORDER BY). A unit may stop early.
 	Limit int
 }
 

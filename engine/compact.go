@@ -82,19 +82,39 @@ func (s *Shard) pickCompaction() []*segRef {
 	small := s.opts.SegmentMaxRows / 4
 	var run []*segRef
 	rows := 0
+	// The merged segment holds the union of the inputs' columns, which
+	// must stay within what a segment may have.
+	type colKey struct {
+		path string
+		typ  segment.ColType
+	}
+	union := map[colKey]bool{}
+	wouldAdd := func(sg *segRef) int {
+		n := 0
+		for _, c := range sg.r.Columns() {
+			if !union[colKey{c.Path, c.Type}] {
+				n++
+			}
+		}
+		return n
+	}
 	for _, sg := range s.segs {
 		n := sg.r.Rows()
-		if n >= small || rows+n > s.opts.SegmentMaxRows {
+		if n >= small || rows+n > s.opts.SegmentMaxRows || len(union)+wouldAdd(sg) > segment.MaxColumns {
 			if len(run) >= s.opts.CompactionMinInputs {
 				return run
 			}
 			run, rows = nil, 0
+			clear(union)
 			if n >= small {
 				continue
 			}
 		}
 		run = append(run, sg)
 		rows += n
+		for _, c := range sg.r.Columns() {
+			union[colKey{c.Path, c.Type}] = true
+		}
 	}
 	if len(run) >= s.opts.CompactionMinInputs {
 		return run
@@ -502,7 +522,14 @@ func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (ref *s
 	if err := fs.SyncDir(s.segDir); err != nil {
 		return nil, err
 	}
-	return s.openSegment(id, final)
+	ref, err = s.openSegment(id, final)
+	if err != nil {
+		// Unusable: move it aside so that a restart does not load it (and
+		// drop its inputs, which it names as replaced).
+		s.quarantine(id, final, err)
+		return nil, err
+	}
+	return ref, nil
 }
 
 // unionColumns is the column directory of several segments, sorted, and
@@ -545,6 +572,7 @@ func unionColumns(group []*segRef) ([]segment.ColumnDesc, [][]int) {
 			}
 			return int(a.Type) - int(b.Type)
 		})
+		el = el[:min(len(el), maxElemFields)]
 		cols = append(cols, segment.ColumnDesc{Path: k.path, Type: k.typ, Elem: el})
 		in := make([]int, len(group))
 		for i, g := range group {

@@ -236,6 +236,10 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 	}
 	ref, err = s.openSegment(id, final)
 	if err != nil {
+		// The file is in place but unusable: move it aside, or a restart
+		// would load it next to the rows the retried flush or compaction
+		// writes again (the inputs stay until one succeeds).
+		s.quarantine(id, final, err)
 		if errors.Is(err, segment.ErrCorrupt) {
 			return nil, fmt.Errorf("segment %d just written does not read back: %w", id, err)
 		}

@@ -31,15 +31,19 @@ type head struct {
 	cols []*headColumn
 	// sizes are the final column sizes of the previous head, to allocate
 	// this one's columns once instead of growing them.
-	sizes    map[colSizeKey]colSize
-	minTime  int64
-	maxTime  int64
-	bytes    int
-	created  time.Time
-	updated  time.Time // when events were last added
-	walFirst uint64    // first WAL sequence whose records are in this head
-	walLast  uint64
-	frozen   bool
+	sizes   map[colSizeKey]colSize
+	minTime int64
+	maxTime int64
+	bytes   int
+	created time.Time
+	updated time.Time // when events were last added
+	// maxCols caps the columns (0: none); droppedFields counts values left
+	// out because of it or of a path too long for a segment.
+	maxCols       int
+	droppedFields int64
+	walFirst      uint64 // first WAL sequence whose records are in this head
+	walLast       uint64
+	frozen        bool
 }
 
 // trieNode maps field names to child nodes so that flattening an event
@@ -112,8 +116,8 @@ type headColumn struct {
 	elem map[segment.ElemField]struct{} // array element fields seen
 }
 
-func newHead(now time.Time, walSeq uint64) *head {
-	return &head{root: &trieNode{}, created: now, walFirst: walSeq, walLast: walSeq,
+func newHead(now time.Time, walSeq uint64, maxCols int) *head {
+	return &head{root: &trieNode{}, created: now, walFirst: walSeq, walLast: walSeq, maxCols: maxCols,
 		minTime: math.MaxInt64, maxTime: math.MinInt64}
 }
 
@@ -137,9 +141,17 @@ func (h *head) sizeHints() map[colSizeKey]colSize {
 	return m
 }
 
+// column returns the column of a path and type, creating it if the head
+// may have one more: nil when the path is longer than a segment allows or
+// the head already holds maxCols columns. The value is then not stored,
+// like a field past a BigQuery table's column limit, and counted.
 func (h *head) column(n *trieNode, t segment.ColType) *headColumn {
 	c := n.cols[t]
 	if c == nil {
+		if len(n.path) > segment.MaxPathLen || (h.maxCols > 0 && len(h.cols) >= h.maxCols) {
+			h.droppedFields++
+			return nil
+		}
 		c = &headColumn{path: n.path, typ: t}
 		if t == segment.TypeString {
 			c.dict = map[string]uint32{}
@@ -253,26 +265,40 @@ func (h *head) addValue(n *trieNode, row int, v *event.Value, scratch []byte) []
 		// Normalised events carry no nulls; tolerate them as absent.
 	case event.Bool:
 		c := h.column(n, segment.TypeBool)
+		if c == nil {
+			break
+		}
 		c.mark(row)
 		c.n++
 		c.bools = append(c.bools, v.Bool())
 		h.bytes++
 	case event.Int:
 		c := h.column(n, segment.TypeInt64)
+		if c == nil {
+			break
+		}
 		c.mark(row)
 		c.n++
 		c.ints = append(c.ints, v.Int())
 		h.bytes += 8
 	case event.Float:
 		c := h.column(n, segment.TypeFloat64)
+		if c == nil {
+			break
+		}
 		c.mark(row)
 		c.n++
 		c.floats = append(c.floats, v.Float())
 		h.bytes += 8
 	case event.String:
-		h.bytes += h.column(n, segment.TypeString).addString(row, v.Str)
+		if c := h.column(n, segment.TypeString); c != nil {
+			h.bytes += c.addString(row, v.Str)
+		}
 	case event.Object:
 		c := h.column(n, segment.TypeObject)
+		if c == nil {
+			break // and the fields below it
+		}
 		c.mark(row)
 		c.n++
 		for i := range v.Kids {
@@ -280,6 +306,9 @@ func (h *head) addValue(n *trieNode, row int, v *event.Value, scratch []byte) []
 		}
 	case event.Array:
 		c := h.column(n, segment.TypeArray)
+		if c == nil {
+			break
+		}
 		scratch = event.AppendValue(scratch[:0], *v)
 		c.mark(row)
 		c.n++
@@ -293,8 +322,15 @@ func (h *head) addValue(n *trieNode, row int, v *event.Value, scratch []byte) []
 	return scratch
 }
 
+// maxElemFields caps the element fields recorded for one array column (a
+// schema hint for queries; the values themselves are kept whole).
+const maxElemFields = 4096
+
 // collectElemFields records the field paths and types of an array element.
 func collectElemFields(set map[segment.ElemField]struct{}, prefix string, v *event.Value) {
+	if len(set) >= maxElemFields || len(prefix) > segment.MaxPathLen {
+		return
+	}
 	switch v.Kind {
 	case event.Object:
 		if prefix != "" {
@@ -379,11 +415,7 @@ func (h *head) view() *headView {
 		} else {
 			cv.present = c.present
 		}
-		if !h.frozen && c.typ == segment.TypeArray {
-			for ef := range c.elem {
-				cv.elem = append(cv.elem, ef)
-			}
-		} else if c.typ == segment.TypeArray {
+		if c.typ == segment.TypeArray {
 			for ef := range c.elem {
 				cv.elem = append(cv.elem, ef)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/internal/vfs"
+	"github.com/sediment/sediment/segment"
 )
 
 // AckMode says when Append returns.
@@ -94,6 +95,13 @@ type Options struct {
 	// RetentionInterval is how often retention runs (default 1 minute).
 	RetentionInterval time.Duration
 
+	// MaxColumns caps the columns (distinct field path and type pairs) of
+	// one head, and so of a flushed segment (default 10000, BigQuery's
+	// column limit). Values that would need another column are not stored
+	// and are counted, as fields past the schema limit are ignored by
+	// Logflare; so are fields whose path exceeds segment.MaxPathLen.
+	MaxColumns int
+
 	// TextIndexPaths are the string fields whose tokens are indexed
 	// (default event_message).
 	TextIndexPaths []string
@@ -147,6 +155,7 @@ func (o *Options) withDefaults() (*Options, error) {
 	def(&out.HeadMaxBytes, 32<<20)
 	defDur(&out.HeadMaxAge, 10*time.Minute)
 	defDur(&out.HeadIdleFlush, 30*time.Second)
+	def(&out.MaxColumns, 10000)
 	def(&out.HeadIdleMinBytes, 1<<20)
 	def(&out.MaxFrozenHeads, 2)
 	def(&out.BlockRows, 65536)
@@ -166,6 +175,14 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	if out.BlockRows > 1<<20 {
 		return nil, errors.New("engine: BlockRows must be at most 1048576")
+	}
+	if out.PageBytes < 256 {
+		return nil, errors.New("engine: PageBytes must be at least 256")
+	}
+	if out.MaxColumns > segment.MaxColumns/2 {
+		// Compaction merges segments' columns; half the format's limit
+		// leaves room for two heads' worth of different fields.
+		return nil, fmt.Errorf("engine: MaxColumns must be at most %d", segment.MaxColumns/2)
 	}
 	if out.AckMode != AckSync && out.AckMode != AckBuffered {
 		return nil, errors.New("engine: unknown AckMode")

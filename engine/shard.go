@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -91,6 +92,7 @@ type shardCounters struct {
 	segmentsPurged atomic.Int64
 	quarantined    atomic.Int64
 	walBytesCut    atomic.Int64
+	droppedFields  atomic.Int64 // values not stored: past MaxColumns or too deep
 }
 
 type appendReq struct {
@@ -123,8 +125,11 @@ type segRef struct {
 func (s *segRef) acquire() { s.refs.Add(1) }
 
 func (s *segRef) release() {
-	if s.refs.Add(-1) == 0 && s.removed.Load() {
-		s.r.Close()
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	s.r.Close()
+	if s.removed.Load() {
 		if err := s.shard.opts.FS.Remove(s.path); err != nil {
 			s.shard.opts.Logger.Warn("remove segment", "shard", s.shard.id, "segment", s.id, "err", err)
 		}
@@ -140,6 +145,12 @@ func (s *segRef) index() (*index.Index, error) {
 			return
 		}
 		s.ix, s.ixErr = index.Open(dir, s.r)
+		if errors.Is(s.ixErr, index.ErrUnsupportedVersion) {
+			// Queries scan this segment instead; a compaction rewrites it.
+			s.shard.opts.Logger.Warn("segment index in an unknown format version; scanning instead", "shard", s.shard.id, "segment", s.id, "err", s.ixErr)
+			s.ix, s.ixErr = nil, nil
+			return
+		}
 		if s.ixErr != nil {
 			s.ixErr = &segment.CorruptError{Path: s.path, Offset: -1, Section: "index", Err: s.ixErr}
 		}
@@ -254,7 +265,7 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 	if len(seqs) > 0 {
 		first = max(first, seqs[0])
 	}
-	s.head = newHead(opts.Now(), first)
+	s.head = newHead(opts.Now(), first, opts.MaxColumns)
 	var replayed []uint64
 	next := first
 	for i, seq := range seqs {
@@ -268,7 +279,11 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 		last := i == len(seqs)-1
 		var scratch []byte
 		records := 0
-		dropped, err := walReplay(opts.FS, path, last || opts.RepairWAL, func(evs []event.Event) error {
+		tail := tailError
+		if last || opts.RepairWAL {
+			tail = tailCut
+		}
+		dropped, err := walReplay(opts.FS, path, tail, func(evs []event.Event) error {
 			records++
 			for j := range evs {
 				scratch = s.head.add(&evs[j], scratch)
@@ -335,15 +350,26 @@ func openShardReadOnly(s *Shard) (*Shard, error) {
 	for _, sg := range s.segs {
 		covered = max(covered, sg.meta.walLast)
 	}
-	s.head = newHead(opts.Now(), covered+1)
+	s.head = newHead(opts.Now(), covered+1, opts.MaxColumns)
 	names, _ := opts.FS.List(s.walDir)
 	var scratch []byte
+	lastSeq := uint64(0)
+	for _, n := range names {
+		if seq, ok := parseSeqName(n, ".wal"); ok {
+			lastSeq = max(lastSeq, seq)
+		}
+	}
 	for _, n := range names {
 		seq, ok := parseSeqName(n, ".wal")
 		if !ok || seq <= covered {
 			continue
 		}
-		_, err := walReplay(opts.FS, filepath.Join(s.walDir, n), false, func(evs []event.Event) error {
+		// The newest file may be mid-write by a running server.
+		tail := tailError
+		if seq == lastSeq {
+			tail = tailKeep
+		}
+		_, err := walReplay(opts.FS, filepath.Join(s.walDir, n), tail, func(evs []event.Event) error {
 			for j := range evs {
 				scratch = s.head.add(&evs[j], scratch)
 			}
@@ -377,13 +403,18 @@ func (s *Shard) loadSegments() error {
 	for _, n := range names {
 		id, ok := parseSeqName(n, ".seg")
 		if !ok {
-			fs.Remove(filepath.Join(s.segDir, n)) // interrupted write (.tmp)
+			if !s.opts.ReadOnly { // a running server may be writing it
+				fs.Remove(filepath.Join(s.segDir, n)) // interrupted write (.tmp)
+			}
 			continue
 		}
 		s.nextSeg = max(s.nextSeg, id+1)
 		path := filepath.Join(s.segDir, n)
 		ref, err := s.openSegment(id, path)
 		if err != nil {
+			if s.opts.ReadOnly && errors.Is(err, iofs.ErrNotExist) {
+				continue // a running server's compaction removed it meanwhile
+			}
 			if errors.Is(err, segment.ErrCorrupt) {
 				if s.opts.ReadOnly {
 					s.readOnlyWarnings = append(s.readOnlyWarnings, err.Error())
@@ -435,6 +466,12 @@ func (s *Shard) openSegment(id uint64, path string) (*segRef, error) {
 		f.Close()
 		return nil, err
 	}
+	// The engine always writes a timestamp column and relies on it (time
+	// pruning, merging); a file without one is not ours or is damaged.
+	if r.Column("timestamp", segment.TypeTimestamp) < 0 {
+		r.Close()
+		return nil, &segment.CorruptError{Path: path, Offset: -1, Section: "footer", Err: errors.New("no timestamp column")}
+	}
 	mb, err := r.Section(sectionMeta)
 	if err != nil {
 		r.Close()
@@ -455,6 +492,9 @@ func (s *Shard) quarantine(id uint64, path string, cause error) {
 	s.stats.quarantined.Add(1)
 	dst := filepath.Join(s.quarDir, filepath.Base(path))
 	err := s.opts.FS.Rename(path, dst)
+	if err == nil {
+		err = s.opts.FS.SyncDir(s.quarDir)
+	}
 	if err == nil {
 		err = s.opts.FS.SyncDir(s.segDir)
 	}
@@ -589,10 +629,7 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 		// The log is in an unknown state: fail this group and refuse more
 		// writes rather than acknowledge anything not durable.
 		err = fmt.Errorf("shard %s: write-ahead log: %w", s.id, err)
-		s.opts.Logger.Error("wal write failed; shard stops accepting events", "shard", s.id, "err", err)
-		s.mu.Lock()
-		s.failed = err
-		s.mu.Unlock()
+		s.fail(err)
 		for _, r := range group {
 			r.done <- err
 		}
@@ -604,11 +641,18 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 	s.mu.RUnlock()
 	h.mu.Lock()
 	n := 0
+	dropped := h.droppedFields
 	for _, r := range group {
 		for i := range r.events {
 			*scratchp = h.add(&r.events[i], *scratchp)
 		}
 		n += len(r.events)
+	}
+	if dropped = h.droppedFields - dropped; dropped > 0 {
+		if s.stats.droppedFields.Add(dropped) == dropped {
+			s.opts.Logger.Warn("fields not stored: the source has reached its column limit or a field path is too long",
+				"shard", s.id, "max_columns", s.opts.MaxColumns, "max_path_bytes", segment.MaxPathLen)
+		}
 	}
 	if n > 0 {
 		h.updated = now
@@ -645,18 +689,24 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 // idleness does not, or a trickle would allocate for a flood.
 func (s *Shard) rotate(now time.Time, full bool) error {
 	next := s.walSeq + 1
+	// The frozen head's log becomes durable (buffered mode) before the next
+	// file exists: only the newest log file may ever hold a torn tail.
+	s.walMu.Lock()
+	err := s.wal.f.Sync()
+	s.walMu.Unlock()
+	if err != nil {
+		s.fail(fmt.Errorf("shard %s: write-ahead log sync: %w", s.id, err))
+		return err
+	}
 	w, err := createWAL(s.opts.FS, s.walDir, next)
 	if err != nil {
 		return err
 	}
 	s.walMu.Lock()
 	old := s.wal
-	err = old.f.Sync() // buffered mode: the frozen head's log becomes durable
 	s.wal, s.walSeq = w, next
 	s.walMu.Unlock()
-	if cerr := old.close(); err == nil {
-		err = cerr
-	}
+	err = old.close()
 	s.mu.Lock()
 	h := s.head
 	h.mu.Lock()
@@ -664,7 +714,7 @@ func (s *Shard) rotate(now time.Time, full bool) error {
 	h.walLast = next - 1
 	h.mu.Unlock()
 	s.frozen = append(s.frozen, h)
-	s.head = newHead(now, next)
+	s.head = newHead(now, next, s.opts.MaxColumns)
 	if full {
 		s.head.sizes = h.sizeHints()
 	}
@@ -676,6 +726,17 @@ func (s *Shard) rotate(now time.Time, full bool) error {
 	return err
 }
 
+// fail stops the shard accepting events after a log write or sync failed:
+// the log is in an unknown state, and nothing more may be acknowledged.
+func (s *Shard) fail(err error) {
+	s.opts.Logger.Error("write-ahead log failed; shard stops accepting events", "shard", s.id, "err", err)
+	s.mu.Lock()
+	if s.failed == nil {
+		s.failed = err
+	}
+	s.mu.Unlock()
+}
+
 // syncer fsyncs the log periodically in buffered mode.
 func (s *Shard) syncer() {
 	defer s.wg.Done()
@@ -685,10 +746,14 @@ func (s *Shard) syncer() {
 		select {
 		case <-t.C:
 			s.walMu.Lock()
-			if err := s.wal.f.Sync(); err != nil {
-				s.opts.Logger.Error("wal sync failed", "shard", s.id, "err", err)
-			}
+			err := s.wal.f.Sync()
 			s.walMu.Unlock()
+			if err != nil {
+				// Events acknowledged since the last sync may not be on
+				// disk: stop acknowledging more until an operator looks.
+				s.fail(fmt.Errorf("shard %s: write-ahead log sync: %w", s.id, err))
+				return
+			}
 		case <-s.stopping:
 			return
 		}

@@ -48,10 +48,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // ErrWALCorrupt is matched by errors reporting a damaged write-ahead log.
 var ErrWALCorrupt = errors.New("engine: write-ahead log corrupt")
 
-// WALCorruptError locates damage in a WAL file that is not a torn tail:
-// valid records follow the damaged one, so data that was acknowledged
-// would be lost by cutting there. Startup refuses to go on unless
-// Options.RepairWAL is set.
+// WALCorruptError locates damage in a WAL file that replay must not cut
+// silently: a bad header, a damaged record followed by valid ones (cutting
+// there would lose acknowledged data), or a torn tail in a sealed file
+// (which was synced whole, so the tail is damage too). Startup refuses to
+// go on unless Options.RepairWAL is set; a read-only open reports it as a
+// warning.
 type WALCorruptError struct {
 	Path   string
 	Offset int64
@@ -146,15 +148,18 @@ func (w *walWriter) close() error { return w.f.Close() }
 // A damaged record with nothing valid after it is a torn tail: the file is
 // cut there (if it is the last file and cut is set) and the number of bytes
 // dropped returned. A damaged record followed by valid ones is corruption.
-func walReplay(fs vfs.FS, path string, cut bool, fn func([]event.Event) error) (dropped int64, err error) {
+func walReplay(fs vfs.FS, path string, tail tailMode, fn func([]event.Event) error) (dropped int64, err error) {
 	data, err := vfs.ReadFile(fs, path)
 	if err != nil {
 		return 0, err
 	}
 	if len(data) < walHeaderSize {
 		// A crash between create and the header sync leaves a short file.
-		if cut {
+		switch tail {
+		case tailCut:
 			return int64(len(data)), truncateFile(fs, path, 0, true)
+		case tailKeep:
+			return int64(len(data)), nil
 		}
 		return 0, &WALCorruptError{Path: path, Offset: 0, Err: errors.New("short header")}
 	}
@@ -169,10 +174,13 @@ func walReplay(fs vfs.FS, path string, cut bool, fn func([]event.Event) error) (
 				return 0, &WALCorruptError{Path: path, Offset: off, Err: rerr}
 			}
 			dropped = int64(len(data)) - off
-			if !cut {
-				return dropped, &WALCorruptError{Path: path, Offset: off, Err: fmt.Errorf("torn record in a sealed file: %w", rerr)}
+			switch tail {
+			case tailCut:
+				return dropped, truncateFile(fs, path, off, false)
+			case tailKeep:
+				return dropped, nil
 			}
-			return dropped, truncateFile(fs, path, off, false)
+			return dropped, &WALCorruptError{Path: path, Offset: off, Err: fmt.Errorf("torn record in a sealed file: %w", rerr)}
 		}
 		if err := fn(events); err != nil {
 			return 0, err
@@ -182,10 +190,36 @@ func walReplay(fs vfs.FS, path string, cut bool, fn func([]event.Event) error) (
 	return 0, nil
 }
 
+// tailMode says what replay does with a torn last record (an incomplete
+// group write: the crash came mid-write).
+type tailMode int
+
+const (
+	// tailError reports it: a sealed file was synced before the next one
+	// was created, so it cannot end torn.
+	tailError tailMode = iota
+	// tailCut truncates the file there (startup, the newest file).
+	tailCut
+	// tailKeep ignores it without changing the file (a read-only view of
+	// the file a running server is appending to).
+	tailKeep
+)
+
 // validRecordAfter reports whether a well-formed record starts at any
-// offset at or after from. Used only on the error path.
+// offset at or after from. Used only on the error path. Garbage whose
+// length fields look plausible could make the search quadratic; past a
+// budget of checksummed bytes it answers true, the safe side (report
+// damage, cut nothing).
 func validRecordAfter(data []byte, from int64) bool {
+	budget := 4*int64(len(data)) + 1<<20
 	for off := from; off+walRecHeaderSize <= int64(len(data)); off++ {
+		n := int64(binary.LittleEndian.Uint32(data[off:]))
+		if n > walMaxRecord || n > int64(len(data))-off-walRecHeaderSize {
+			continue
+		}
+		if budget -= n; budget < 0 {
+			return true
+		}
 		if _, _, err := decodeWALRecord(data[off:]); err == nil {
 			return true
 		}
@@ -279,7 +313,7 @@ func DecodeWAL(data []byte) ([]event.Event, error) {
 	f.Write(data)
 	f.Close()
 	var out []event.Event
-	_, err = walReplay(fs, "/w/f.wal", false, func(evs []event.Event) error {
+	_, err = walReplay(fs, "/w/f.wal", tailError, func(evs []event.Event) error {
 		out = append(out, evs...)
 		return nil
 	})

@@ -334,6 +334,7 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 		}
 	}
 	sortFieldKeys(keys)
+	keys = keys[:min(len(keys), maxFields)]
 	fw := newFieldWriter(w)
 	for _, k := range keys {
 		f := b.fields[k]

@@ -99,9 +99,10 @@ func (k Kind) String() string {
 // MaxTokenLen is the longest token indexed.
 const MaxTokenLen = 64
 
-// Limits checked when decoding.
+// Limits checked when decoding. Writers keep within them: a field past
+// maxFields is left out of the index (queries on it scan).
 const (
-	maxFields      = 1 << 14
+	maxFields      = 1 << 17
 	maxTerms       = 1 << 26
 	maxPostingUnit = 1 << 30
 	maxPathLen     = 1 << 14
@@ -109,6 +110,11 @@ const (
 
 // ErrCorrupt is matched by errors from decoding a damaged index.
 var ErrCorrupt = errors.New("index: corrupt")
+
+// ErrUnsupportedVersion is returned by Open for an index written in a
+// format version this build does not read. The index only speeds queries
+// up: callers can go on without it.
+var ErrUnsupportedVersion = errors.New("index: unsupported format version")
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))

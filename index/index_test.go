@@ -247,7 +247,9 @@ func TestCorruptDirectory(t *testing.T) {
 			bad[i] += delta
 			ix, err := Open(bad, u)
 			if err != nil {
-				if !errors.Is(err, ErrCorrupt) {
+				// The version byte reads as a version this build lacks
+				// (the directory's unit checksum rules out a flipped bit).
+				if !errors.Is(err, ErrCorrupt) && !(i == 0 && errors.Is(err, ErrUnsupportedVersion)) {
 					t.Fatalf("byte %d: error %v not ErrCorrupt", i, err)
 				}
 				continue

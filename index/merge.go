@@ -50,6 +50,7 @@ func Merge(inputs []MergeInput, w UnitWriter, opts *BuilderOptions) ([]byte, err
 		}
 	}
 	sortFieldKeys(keys)
+	keys = keys[:min(len(keys), maxFields)]
 	fw := newFieldWriter(w)
 	for _, k := range keys {
 		type acc struct {

@@ -59,7 +59,9 @@ func Open(dir []byte, r UnitReader) (*Index, error) {
 		return nil, corrupt("empty directory")
 	}
 	if dir[0] != FormatLatest {
-		return nil, corrupt("unsupported index version %d", dir[0])
+		// The directory sits in a checksummed unit: this is a real version
+		// (a newer build wrote it), not damage.
+		return nil, fmt.Errorf("%w: version %d (this build reads %d)", ErrUnsupportedVersion, dir[0], FormatLatest)
 	}
 	d := dir[1:]
 	var err error

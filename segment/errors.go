@@ -33,3 +33,17 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 func corruptf(path, section string, off int64, format string, args ...any) error {
 	return &CorruptError{Path: path, Offset: off, Section: section, Err: fmt.Errorf(format, args...)}
 }
+
+// VersionError reports a segment written in a format version this build
+// does not read (a newer Sediment wrote it, or support for an old version
+// was dropped). It is not corruption: the engine refuses to start rather
+// than quarantine data it merely cannot read yet.
+type VersionError struct {
+	Path    string
+	Version uint8
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("segment %s: format version %d is not supported by this build (it reads %d..%d); run the Sediment version that wrote it",
+		e.Path, e.Version, FormatMinSupported, FormatLatest)
+}

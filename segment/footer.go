@@ -1,6 +1,9 @@
 package segment
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 type pageMeta struct {
 	firstRow, rows int   // relative to the block
@@ -130,22 +133,28 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 	rows := d.uvarint()
 	f.minTime = d.varint()
 	f.maxTime = d.varint()
-	ncols := d.count("columns", maxColumns, 2)
+	ncols := d.count("columns", MaxColumns, 2)
 	f.cols = make([]ColumnDesc, ncols)
 	for i := range f.cols {
-		f.cols[i].Path = d.str(maxPathLen)
+		f.cols[i].Path = d.str(MaxPathLen)
 		f.cols[i].Type = ColType(d.byte1())
 		if d.err == nil && !f.cols[i].Type.valid() {
 			return nil, fmt.Errorf("column %d: invalid type %d", i, f.cols[i].Type)
 		}
-		nelem := d.count("array element fields", maxColumns, 2)
+		nelem := d.count("array element fields", MaxColumns, 2)
 		for j := 0; j < nelem; j++ {
-			p := d.str(maxPathLen)
+			p := d.str(MaxPathLen)
 			t := ColType(d.byte1())
+			if d.err == nil && !t.valid() {
+				return nil, fmt.Errorf("column %d: array element field %d: invalid type %d", i, j, t)
+			}
 			f.cols[i].Elem = append(f.cols[i].Elem, ElemField{Path: p, Type: t})
 		}
 	}
 	nblocks := d.count("blocks", maxBlocks, 4)
+	if d.err == nil && nblocks == 0 {
+		return nil, errors.New("no blocks (the writer never writes an empty segment)")
+	}
 	f.blocks = make([]blockMeta, nblocks)
 	total := 0
 	for bi := range f.blocks {
@@ -243,7 +252,7 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 	}
 	nsec := d.count("sections", maxSections, 3)
 	for i := 0; i < nsec; i++ {
-		s := sectionMeta{name: d.str(maxPathLen)}
+		s := sectionMeta{name: d.str(MaxPathLen)}
 		s.off = int64(min(d.uvarint(), 1<<62))
 		s.len = int64(min(d.uvarint(), 1<<62))
 		if d.err == nil && !unitInRange(s.off, s.len, dataEnd) {

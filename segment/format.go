@@ -22,7 +22,8 @@
 //	+------------------------------------------------------------------+
 //	| section units (opaque to this package: index, engine metadata)    |
 //	+------------------------------------------------------------------+
-//	| footer unit (zstd): columns, blocks, chunks, pages, sections      |
+//	| footer unit (zstd, or raw when that is smaller): columns, blocks, |
+//	|   chunks, pages, sections                                        |
 //	+------------------------------------------------------------------+
 //	| trailer  footer offset u64 | footer length u32 | version u8 |     |
 //	|          reserved (3) | magic "SDSG" (4)                          | 20 B
@@ -163,9 +164,10 @@ const (
 	// maxBlockRows bounds rows in one block (and so one page): blocks are
 	// cut by the writer at a few hundred thousand rows at most.
 	maxBlockRows = 1 << 22
-	// maxColumns bounds the column directory; sources with more distinct
-	// field paths than this are refused by the engine long before.
-	maxColumns = 1 << 16
+	// MaxColumns bounds the column directory. The writer refuses more; the
+	// engine caps the columns of a source's head well below it and never
+	// merges segments past it.
+	MaxColumns = 1 << 16
 	// maxBlocks bounds blocks per segment.
 	maxBlocks = 1 << 20
 	// maxPagesPerChunk bounds pages of one chunk.
@@ -176,8 +178,9 @@ const (
 	maxUnitSize = 1 << 30
 	// maxFooterSize bounds the decompressed footer.
 	maxFooterSize = 1 << 28
-	// maxPathLen bounds a column path.
-	maxPathLen = 1 << 14
+	// MaxPathLen bounds a column path (the writer refuses longer ones; the
+	// engine drops fields whose path would be longer).
+	MaxPathLen = 1 << 14
 	// maxSections bounds the section directory.
 	maxSections = 64
 	// maxStatLen bounds a string min/max kept in the footer.

@@ -45,6 +45,7 @@ type Reader struct {
 	path    string
 	size    int64
 	version uint8
+	footOff int64 // where the footer unit starts: every other unit ends before it
 	ft      *footer
 	colIdx  map[colKey]int
 
@@ -109,14 +110,19 @@ func Open(f vfs.File, path string) (*Reader, error) {
 	if string(hdr[:4]) != magic {
 		return nil, corruptf(path, "header", 0, "bad magic %q", hdr[:4])
 	}
-	if hdr[4] < FormatMinSupported || hdr[4] > FormatLatest {
-		return nil, corruptf(path, "header", 4, "unsupported format version %d (supported %d..%d)", hdr[4], FormatMinSupported, FormatLatest)
-	}
 	r.version = hdr[4]
 	var tr [trailerSize]byte
 	trOff := size - trailerSize
 	if _, err := f.ReadAt(tr[:], trOff); err != nil {
 		return nil, corruptf(path, "trailer", trOff, "read: %v", err)
+	}
+	if r.version < FormatMinSupported || r.version > FormatLatest {
+		// Header and trailer agreeing on the version (and the trailer's
+		// magic intact) is a real version, not a flipped byte.
+		if tr[12] == r.version && string(tr[16:20]) == magic {
+			return nil, &VersionError{Path: path, Version: r.version}
+		}
+		return nil, corruptf(path, "header", 4, "unsupported format version %d (supported %d..%d)", hdr[4], FormatMinSupported, FormatLatest)
 	}
 	if string(tr[16:20]) != magic {
 		return nil, corruptf(path, "trailer", trOff, "bad magic %q", tr[16:20])
@@ -129,6 +135,7 @@ func Open(f vfs.File, path string) (*Reader, error) {
 	if !unitInRange(footOff, footLen, trOff) || footOff+footLen != trOff {
 		return nil, corruptf(path, "trailer", trOff, "footer unit [%d,+%d) does not end at the trailer", footOff, footLen)
 	}
+	r.footOff = footOff
 	body, err := r.readUnit(footOff, footLen, "footer", maxFooterSize)
 	if err != nil {
 		return nil, err
@@ -680,7 +687,7 @@ func (r *Reader) Check() error {
 }
 
 // dataEnd is where units end and the footer begins.
-func (r *Reader) dataEnd() int64 { return r.size - trailerSize }
+func (r *Reader) dataEnd() int64 { return r.footOff }
 
 // ReadUnit reads back a unit written with Writer.WriteUnit, verifying its
 // checksum.

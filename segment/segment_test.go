@@ -372,6 +372,47 @@ func TestWriterRejects(t *testing.T) {
 	if err := w.Finish(); err == nil {
 		t.Fatal("finish with no blocks accepted")
 	}
+	ts := ColumnDesc{Path: "timestamp", Type: TypeTimestamp}
+	long := ColumnDesc{Path: strings.Repeat("a", MaxPathLen+1), Type: TypeInt64}
+	if _, err := NewWriter(f, []ColumnDesc{ts, long}, nil); err == nil {
+		t.Fatal("a path the reader would refuse was accepted")
+	}
+	many := make([]ColumnDesc, MaxColumns+1)
+	for i := range many {
+		many[i] = ColumnDesc{Path: fmt.Sprint("c", i), Type: TypeInt64}
+	}
+	many[0] = ts
+	if _, err := NewWriter(f, many, nil); err == nil {
+		t.Fatal("more columns than the reader accepts were accepted")
+	}
+	arr := ColumnDesc{Path: "a", Type: TypeArray, Elem: []ElemField{{Path: "x", Type: 99}}}
+	if _, err := NewWriter(f, []ColumnDesc{ts, arr}, nil); err == nil {
+		t.Fatal("an invalid element field type was accepted")
+	}
+}
+
+// TestNewerVersion: a segment whose header and trailer agree on a version
+// this build does not know is a VersionError, not corruption (the engine
+// must refuse to start, not quarantine it).
+func TestNewerVersion(t *testing.T) {
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	writeSegment(t, fs, "/d/good.seg", makeColumns(100, 1), 1000, nil)
+	b, err := vfs.ReadFile(fs, "/d/good.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[4] = FormatLatest + 1
+	b[len(b)-trailerSize+12] = FormatLatest + 1
+	f, _ := fs.Create("/d/new.seg")
+	f.Write(b)
+	f.Close()
+	f, _ = fs.Open("/d/new.seg")
+	_, err = Open(f, "/d/new.seg")
+	var ve *VersionError
+	if !errors.As(err, &ve) || errors.Is(err, ErrCorrupt) || ve.Version != FormatLatest+1 {
+		t.Fatalf("got %v", err)
+	}
 }
 
 // corruptions damages a good segment in the ways a disk or a crash can, and

@@ -106,8 +106,10 @@ type Writer struct {
 // column directory. One column must be ("timestamp", TypeTimestamp).
 func NewWriter(f vfs.File, cols []ColumnDesc, opts *WriterOptions) (*Writer, error) {
 	w := &Writer{f: f, bw: bufio.NewWriterSize(f, 1<<20), opts: opts.withDefaults(), cols: cols, tsCol: -1}
-	if len(cols) > maxColumns {
-		return nil, fmt.Errorf("segment: %d columns exceeds %d", len(cols), maxColumns)
+	// Refuse what the reader would reject: a file written here must read
+	// back.
+	if len(cols) > MaxColumns {
+		return nil, fmt.Errorf("segment: %d columns exceeds %d", len(cols), MaxColumns)
 	}
 	for i, c := range cols {
 		if c.Path == "timestamp" && c.Type == TypeTimestamp {
@@ -115,6 +117,17 @@ func NewWriter(f vfs.File, cols []ColumnDesc, opts *WriterOptions) (*Writer, err
 		}
 		if !c.Type.valid() {
 			return nil, fmt.Errorf("segment: column %q: invalid type %d", c.Path, c.Type)
+		}
+		if len(c.Path) > MaxPathLen {
+			return nil, fmt.Errorf("segment: column path of %d bytes exceeds %d", len(c.Path), MaxPathLen)
+		}
+		if len(c.Elem) > MaxColumns {
+			return nil, fmt.Errorf("segment: column %q: %d array element fields exceeds %d", c.Path, len(c.Elem), MaxColumns)
+		}
+		for _, e := range c.Elem {
+			if len(e.Path) > MaxPathLen || !e.Type.valid() {
+				return nil, fmt.Errorf("segment: column %q: bad array element field (%d-byte path, type %d)", c.Path, len(e.Path), e.Type)
+			}
 		}
 	}
 	if w.tsCol < 0 {
@@ -197,11 +210,13 @@ func (w *Writer) WriteBlock(rows int, data []*ColumnData) error {
 			cm.dictEntries = len(p.dictStrs) + len(p.dictInts)
 			cm.dictOff, cm.dictLen = w.writeUnit(w.scratch, true)
 		}
-		// Cut pages by estimated encoded size.
+		// Cut pages by estimated encoded size, never more of them than a
+		// reader accepts (huge values in a huge block).
+		minPageRows := (rows + maxPagesPerChunk - 1) / maxPagesPerChunk
 		from, size := 0, 0
 		for r := 0; r < rows; r++ {
 			size += p.rowCost(d, r)
-			if size >= w.opts.PageBytes || r == rows-1 {
+			if (size >= w.opts.PageBytes && r+1-from >= minPageRows) || r == rows-1 {
 				w.scratch = p.appendPage(w.scratch[:0], w.cols[ci].Type, d, from, r+1)
 				off, ln := w.writeUnit(w.scratch, true)
 				cm.pages = append(cm.pages, pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/sediment/sediment/engine"
@@ -43,20 +44,26 @@ func runFsck(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer eng.Close()
+	bad := 0
 	names := map[string]string{}
+	haveCatalog := false
 	if cat, err := catalog.Open(*dataDir, nil); err == nil {
+		haveCatalog = true
 		for _, s := range cat.Sources() {
 			names[s.Token] = s.Name
 		}
 	} else {
-		fmt.Fprintln(stderr, "sediment fsck: catalog:", err)
+		fmt.Fprintf(stdout, "catalog: damaged: %v\n", err)
+		bad++
 	}
-	bad := 0
 	for _, sh := range eng.Shards() {
 		in := sh.Info()
 		name := names[in.ID]
 		if name == "" {
-			name = "(no source)"
+			name = "(no source in the catalog)"
+			if !haveCatalog {
+				name = "(catalog unreadable)"
+			}
 		}
 		fmt.Fprintf(stdout, "%s %s: %d segments, %d rows, %.1f MiB on disk, %d rows in the write-ahead log",
 			name, in.ID, in.Segments, in.SegmentRows, float64(in.SegmentBytes)/(1<<20), in.HeadRows)
@@ -71,6 +78,11 @@ func runFsck(args []string, stdout, stderr io.Writer) int {
 		if err := sh.Check(); err != nil {
 			fmt.Fprintf(stdout, "  damaged: %v\n", err)
 			bad++
+		}
+		qdir := filepath.Join(*dataDir, "sources", in.ID, "quarantine")
+		if q, _ := os.ReadDir(qdir); len(q) > 0 {
+			// Set aside earlier; not counted again, but worth a look.
+			fmt.Fprintf(stdout, "  note: %d damaged segment file(s) set aside in %s\n", len(q), qdir)
 		}
 	}
 	if bad > 0 {

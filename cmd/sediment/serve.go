@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,9 +45,9 @@ type serveConfig struct {
 	// DebugListen, when set, serves Go's profiler (/debug/pprof/) on a
 	// separate listener, off by default; bind it to localhost.
 	DebugListen string
-	// MemoryLimit is the Go runtime's soft memory limit in bytes (0: leave
-	// the runtime's, which GOMEMLIMIT sets).
-	MemoryLimit int64
+	// RepairWAL lets startup cut a write-ahead log at a damaged record even
+	// when valid records follow (they are lost); off, startup refuses.
+	RepairWAL bool
 }
 
 // parseServeConfig reads flags (which win) and the environment.
@@ -85,6 +86,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving this long with /ready at 503 before closing the listener")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM, how long to wait for requests in flight")
 	fs.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060")
+	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "start even if a write-ahead log is damaged mid-file, dropping the records after the damage (run `sediment fsck` first)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -227,8 +229,11 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 			lock.Close()
 		}
 	}()
-	eng, err := engine.Open(cfg.DataDir, &engine.Options{AckMode: cfg.AckMode, Logger: log.With("component", "engine")})
+	eng, err := engine.Open(cfg.DataDir, &engine.Options{AckMode: cfg.AckMode, RepairWAL: cfg.RepairWAL, Logger: log.With("component", "engine")})
 	if err != nil {
+		if errors.Is(err, engine.ErrWALCorrupt) && !cfg.RepairWAL {
+			return nil, fmt.Errorf("open engine: %w (see `sediment fsck --data-dir %s`; --repair-wal starts anyway, dropping the log records after the damage)", err, cfg.DataDir)
+		}
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	defer func() {
@@ -242,6 +247,14 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	}
 	if deps.SQLValidator != nil {
 		cat.SetSQLValidator(deps.SQLValidator(cat))
+	}
+	for _, sh := range eng.Shards() {
+		if cat.SourceByToken(sh.ID()) == nil {
+			// A crash between deleting a source and its data, or a catalog
+			// restored from a backup: keep the data, say so.
+			log.Warn("data directory holds events of a source not in the catalog; left alone", "source_token", sh.ID(),
+				"dir", filepath.Join(cfg.DataDir, "sources", sh.ID()))
+		}
 	}
 	if err := setupTokens(cat, cfg, log); err != nil {
 		return nil, err

@@ -44,6 +44,8 @@ func TestParseServeConfig(t *testing.T) {
 			want: serveConfig{Listen: "127.0.0.1:9", DataDir: "/d", AckMode: engine.AckBuffered, Supabase: true, LogLevel: slog.LevelDebug, DrainDelay: 2 * time.Second, ShutdownTimeout: 30 * time.Second}},
 		{name: "elixir level", env: map[string]string{"LOGFLARE_LOG_LEVEL": "critical"},
 			want: serveConfig{Listen: ":4000", DataDir: "./data", LogLevel: slog.LevelError, ShutdownTimeout: 30 * time.Second}},
+		{name: "operator flags", args: []string{"--repair-wal", "--debug-listen", "127.0.0.1:6060"},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", RepairWAL: true, DebugListen: "127.0.0.1:6060", ShutdownTimeout: 30 * time.Second}},
 		{name: "bad port", env: map[string]string{"PHX_HTTP_PORT": "http"}, err: true},
 		{name: "bad ack mode", args: []string{"--ack-mode", "never"}, err: true},
 		{name: "bad level", env: map[string]string{"LOGFLARE_LOG_LEVEL": "loud"}, err: true},

@@ -189,8 +189,8 @@ func decodeState(data []byte) (*state, error) {
 			return fmt.Errorf("%w: %s id %d duplicated or out of range (next %d)", ErrCorrupt, kind, id, next)
 		}
 		seenID[key] = true
-		if token == "" {
-			return nil
+		if kind == "access token" {
+			return nil // identified by id; the secret is stored hashed
 		}
 		if _, err := uuid.Parse(token); err != nil || seenTok[token] {
 			return fmt.Errorf("%w: %s %d: bad or duplicated token", ErrCorrupt, kind, id)

@@ -320,14 +320,16 @@ func TestErrorAtEveryOp(t *testing.T) {
 
 func TestOpenRejectsCorruptFiles(t *testing.T) {
 	cases := map[string]string{
-		"not json":       "{",
-		"future version": `{"format": 99}`,
-		"zero version":   `{"format": 0}`,
-		"dup source id":  `{"format":1,"next_source_id":5,"sources":[{"id":1,"token":"00000000-0000-4000-8000-000000000001","name":"a"},{"id":1,"token":"00000000-0000-4000-8000-000000000002","name":"b"}]}`,
-		"id past next":   `{"format":1,"next_source_id":1,"sources":[{"id":1,"token":"00000000-0000-4000-8000-000000000001","name":"a"}]}`,
-		"bad token":      `{"format":1,"next_source_id":2,"sources":[{"id":1,"token":"nope","name":"a"}]}`,
-		"dup ep name":    `{"format":1,"next_endpoint_id":3,"endpoints":[{"id":1,"token":"00000000-0000-4000-8000-000000000001","name":"a"},{"id":2,"token":"00000000-0000-4000-8000-000000000002","name":"a"}]}`,
-		"bad digest":     `{"format":1,"next_token_id":2,"access_tokens":[{"id":1,"sha256":"xyz","scopes":["public"]}]}`,
+		"not json":          "{",
+		"future version":    `{"format": 99}`,
+		"zero version":      `{"format": 0}`,
+		"dup source id":     `{"format":1,"next_source_id":5,"sources":[{"id":1,"token":"00000000-0000-4000-8000-000000000001","name":"a"},{"id":1,"token":"00000000-0000-4000-8000-000000000002","name":"b"}]}`,
+		"id past next":      `{"format":1,"next_source_id":1,"sources":[{"id":1,"token":"00000000-0000-4000-8000-000000000001","name":"a"}]}`,
+		"bad token":         `{"format":1,"next_source_id":2,"sources":[{"id":1,"token":"nope","name":"a"}]}`,
+		"no source token":   `{"format":1,"next_source_id":2,"sources":[{"id":1,"name":"a"}]}`,
+		"no endpoint token": `{"format":1,"next_endpoint_id":2,"endpoints":[{"id":1,"name":"a"}]}`,
+		"dup ep name":       `{"format":1,"next_endpoint_id":3,"endpoints":[{"id":1,"token":"00000000-0000-4000-8000-000000000001","name":"a"},{"id":2,"token":"00000000-0000-4000-8000-000000000002","name":"a"}]}`,
+		"bad digest":        `{"format":1,"next_token_id":2,"access_tokens":[{"id":1,"sha256":"xyz","scopes":["public"]}]}`,
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {

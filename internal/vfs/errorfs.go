@@ -16,14 +16,22 @@ type ErrorFS struct {
 	FS     FS
 	FailAt int64
 	ops    atomic.Int64
+	later  atomic.Int64 // SetFailAt's value, read concurrently
 }
+
+// SetFailAt changes FailAt while other goroutines use the FS.
+func (e *ErrorFS) SetFailAt(n int64) { e.later.Store(n) }
 
 // Ops returns how many mutating operations have been attempted.
 func (e *ErrorFS) Ops() int64 { return e.ops.Load() }
 
 func (e *ErrorFS) step() error {
 	n := e.ops.Add(1)
-	if e.FailAt > 0 && n >= e.FailAt {
+	failAt := e.FailAt
+	if l := e.later.Load(); l > 0 {
+		failAt = l
+	}
+	if failAt > 0 && n >= failAt {
 		return ErrInjected
 	}
 	return nil

@@ -37,16 +37,19 @@ func (s *Shard) Check() error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	lastSeq := uint64(0)
+	lastSeq, covered := uint64(0), uint64(0)
 	for _, n := range names {
 		if seq, ok := parseSeqName(n, ".wal"); ok {
 			lastSeq = max(lastSeq, seq)
 		}
 	}
+	for _, sg := range sn.segs {
+		covered = max(covered, sg.meta.walLast)
+	}
 	for _, n := range names {
 		seq, ok := parseSeqName(n, ".wal")
-		if !ok {
-			continue
+		if !ok || seq <= covered {
+			continue // written out to segments: startup deletes it unread
 		}
 		// The newest file may end mid-group while being written, which is
 		// not damage; a sealed file was synced whole before the next began.
@@ -221,9 +224,11 @@ type ShardInfo struct {
 func (s *Shard) Info() ShardInfo {
 	sn := s.Snapshot()
 	defer sn.Release()
+	s.mu.RLock()
+	warnings := append([]string(nil), s.readOnlyWarnings...)
+	s.mu.RUnlock()
 	in := ShardInfo{ID: s.id, Quarantined: s.stats.quarantined.Load(), WALBytesCut: s.stats.walBytesCut.Load(),
-		DroppedFields: s.stats.droppedFields.Load(),
-		Warnings:      append([]string(nil), s.readOnlyWarnings...)}
+		DroppedFields: s.stats.droppedFields.Load(), Warnings: warnings}
 	first := true
 	note := func(lo, hi int64) {
 		if first || lo < in.MinTime {

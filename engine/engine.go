@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,6 +27,26 @@ type Engine struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	// mem accounts the heads of every shard, so that memory is bounded by
+	// the engine's budget however many sources are busy.
+	mem headMemory
+	// flushSlots bounds flushes running at once across shards: each holds
+	// a block of decoded columns and an index builder in memory.
+	flushSlots chan struct{}
+}
+
+// headMemory is the bytes held by heads, engine-wide.
+type headMemory struct {
+	active      atomic.Int64 // in heads taking events
+	activeHeads atomic.Int64 // heads taking events that hold any
+	total       atomic.Int64 // active plus frozen, until written out
+}
+
+// HeadMemory reports the bytes held in memory by heads: those taking
+// events, and all of them including heads waiting to be written out.
+func (e *Engine) HeadMemory() (active, total int64) {
+	return e.mem.active.Load(), e.mem.total.Load()
 }
 
 // Open opens (creating if needed) the engine under dir and recovers every
@@ -35,7 +56,8 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{})}
+	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{}),
+		flushSlots: make(chan struct{}, o.MaxConcurrentFlushes)}
 	srcDir := filepath.Join(dir, "sources")
 	if !o.ReadOnly {
 		if err := o.FS.MkdirAll(srcDir); err != nil {

@@ -141,6 +141,12 @@ func (h *head) sizeHints() map[colSizeKey]colSize {
 	return m
 }
 
+// isReservedColumn reports the columns every event has (Logflare's
+// required fields), which the column cap never refuses.
+func isReservedColumn(path string) bool {
+	return path == "timestamp" || path == "id" || path == "event_message"
+}
+
 // column returns the column of a path and type, creating it if the head
 // may have one more: nil when the path is longer than a segment allows or
 // the head already holds maxCols columns. The value is then not stored,
@@ -148,7 +154,7 @@ func (h *head) sizeHints() map[colSizeKey]colSize {
 func (h *head) column(n *trieNode, t segment.ColType) *headColumn {
 	c := n.cols[t]
 	if c == nil {
-		if len(n.path) > segment.MaxPathLen || (h.maxCols > 0 && len(h.cols) >= h.maxCols) {
+		if len(n.path) > segment.MaxPathLen || (h.maxCols > 0 && len(h.cols) >= h.maxCols && !isReservedColumn(n.path)) {
 			h.droppedFields++
 			return nil
 		}

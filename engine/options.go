@@ -73,6 +73,12 @@ type Options struct {
 	// MaxFrozenHeads bounds heads waiting to be flushed per shard; past it
 	// Append returns ErrBackpressure (default 2).
 	MaxFrozenHeads int
+	// HeadMemoryBudget bounds heads across all shards (default 64 MiB):
+	// past it, the largest heads are frozen early; past twice it, counting
+	// heads waiting to be written, Append returns ErrBackpressure.
+	// MaxConcurrentFlushes bounds heads being written at once (default 1).
+	HeadMemoryBudget     int64
+	MaxConcurrentFlushes int
 
 	// BlockRows is the rows per segment block (default 65536); PageBytes
 	// the target page size before compression (default 256 KiB). ZstdLevel
@@ -158,6 +164,10 @@ func (o *Options) withDefaults() (*Options, error) {
 	def(&out.MaxColumns, 10000)
 	def(&out.HeadIdleMinBytes, 1<<20)
 	def(&out.MaxFrozenHeads, 2)
+	def(&out.MaxConcurrentFlushes, 1)
+	if out.HeadMemoryBudget <= 0 {
+		out.HeadMemoryBudget = 64 << 20
+	}
 	def(&out.BlockRows, 65536)
 	def(&out.PageBytes, 256<<10)
 	def(&out.ZstdLevel, 1)

@@ -174,3 +174,94 @@ func TestTornSealedLogIsDamage(t *testing.T) {
 		t.Fatalf("startup with a torn sealed file: %v", err)
 	}
 }
+
+// TestHeadMemoryBudget: heads across shards share one budget. Past it the
+// biggest heads are frozen early; past twice it, counting heads waiting to
+// be written, appends are pushed back; writing them out and dropping a
+// shard give the memory back.
+func TestHeadMemoryBudget(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.HeadMemoryBudget = 64 << 10
+	opts.HeadIdleMinBytes = 1 << 10
+	opts.MaxFrozenHeads = 1 << 20 // only the engine-wide bound applies
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	a, _ := e.Shard("a")
+	b, _ := e.Shard("b")
+	batch := func(from int) []event.Event {
+		var evs []event.Event
+		for i := range 50 {
+			evs = append(evs, testEvent(from+i, int64(from+i)))
+		}
+		return evs
+	}
+	var pushedBack bool
+	for i := 0; i < 200 && !pushedBack; i++ {
+		for _, s := range []*Shard{a, b} {
+			err := s.Append(context.Background(), batch(i*50))
+			if errors.Is(err, ErrBackpressure) {
+				pushedBack = true
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if active, _ := e.HeadMemory(); active > opts.HeadMemoryBudget+32<<10 {
+				t.Fatalf("active heads hold %d bytes, budget %d", active, opts.HeadMemoryBudget)
+			}
+		}
+	}
+	if !pushedBack {
+		t.Fatal("never pushed back with nothing being written out")
+	}
+	a.mu.RLock()
+	frozen := len(a.frozen)
+	a.mu.RUnlock()
+	if frozen == 0 {
+		t.Fatal("no head was frozen early")
+	}
+	if _, total := e.HeadMemory(); total <= 2*opts.HeadMemoryBudget {
+		t.Fatalf("pushed back at %d bytes", total)
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Append(context.Background(), batch(1<<20)); err != nil {
+		t.Fatalf("after writing heads out: %v", err)
+	}
+	if err := e.DropShard("b"); err != nil {
+		t.Fatal(err)
+	}
+	if active, total := e.HeadMemory(); active != 0 || total != 0 {
+		t.Fatalf("after flushing a and dropping b: active %d total %d", active, total)
+	}
+	checkClean(t, e)
+}
+
+// TestColumnCapKeepsRequiredFields: id, timestamp and event_message are
+// stored whatever the column cap, even when the head filled up with other
+// fields before the first event with a message arrived.
+func TestColumnCapKeepsRequiredFields(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.MaxColumns = 3
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard("src")
+	evs := []event.Event{
+		{ID: "a", Timestamp: 1, Fields: event.ObjectValue(event.Member("x", event.IntValue(1)), event.Member("y", event.IntValue(2)))},
+		{ID: "b", Timestamp: 2, Message: "hello", HasMessage: true},
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, s)
+	if got["b"].Message != "hello" || got["a"].Timestamp != 1 {
+		t.Fatalf("got %+v", got)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, e)
+}

@@ -322,6 +322,11 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 		next = max(next, seq+1)
 	}
 	s.head.walLast = next
+	if b := int64(s.head.bytes); b > 0 { // replayed events
+		e.mem.active.Add(b)
+		e.mem.activeHeads.Add(1)
+		e.mem.total.Add(b)
+	}
 	w, err := createWAL(opts.FS, s.walDir, next)
 	if err != nil {
 		return nil, err
@@ -375,6 +380,9 @@ func openShardReadOnly(s *Shard) (*Shard, error) {
 			}
 			return nil
 		})
+		if errors.Is(err, iofs.ErrNotExist) {
+			continue // a running server flushed it meanwhile: its events are in a segment
+		}
 		var wce *WALCorruptError
 		if err != nil && !errors.As(err, &wce) {
 			return nil, err
@@ -508,11 +516,18 @@ func (s *Shard) quarantineRef(ref *segRef, cause error) {
 	if i >= 0 {
 		s.segs = slices.Delete(s.segs, i, i+1)
 	}
+	if i >= 0 && s.opts.ReadOnly {
+		// Change nothing on disk: the server that owns the directory
+		// quarantines it when it reads the damage itself.
+		s.readOnlyWarnings = append(s.readOnlyWarnings, cause.Error())
+	}
 	s.mu.Unlock()
 	if i < 0 {
 		return
 	}
-	s.quarantine(ref.id, ref.path, cause)
+	if !s.opts.ReadOnly {
+		s.quarantine(ref.id, ref.path, cause)
+	}
 	ref.release()
 }
 
@@ -540,7 +555,7 @@ func (s *Shard) Append(ctx context.Context, events []event.Event) error {
 	if failed != nil {
 		return failed
 	}
-	if backlog >= s.opts.MaxFrozenHeads {
+	if backlog >= s.opts.MaxFrozenHeads || s.eng.mem.total.Load() > 2*s.opts.HeadMemoryBudget {
 		return ErrBackpressure
 	}
 	wb := walBufs.Get().(*walBuf)
@@ -641,6 +656,7 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 	s.mu.RUnlock()
 	h.mu.Lock()
 	n := 0
+	bytesBefore := h.bytes
 	dropped := h.droppedFields
 	for _, r := range group {
 		for i := range r.events {
@@ -657,7 +673,21 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 	if n > 0 {
 		h.updated = now
 	}
+	mem := &s.eng.mem
+	if grown := int64(h.bytes - bytesBefore); grown > 0 {
+		if bytesBefore == 0 {
+			mem.activeHeads.Add(1)
+		}
+		mem.active.Add(grown)
+		mem.total.Add(grown)
+	}
 	full := h.rows >= s.opts.HeadMaxRows || h.bytes >= s.opts.HeadMaxBytes
+	if active := mem.active.Load(); active > s.opts.HeadMemoryBudget && h.bytes >= s.opts.HeadIdleMinBytes &&
+		int64(h.bytes)*mem.activeHeads.Load() >= active {
+		// Over the engine's budget: freeze this head if it is at least
+		// as big as the average, so the largest go first.
+		full = true
+	}
 	old := h.rows > 0 && now.Sub(h.created) >= s.opts.HeadMaxAge
 	h.mu.Unlock()
 	s.stats.appended.Add(int64(n))
@@ -688,6 +718,14 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 // sizes on, so that the next one allocates once; one frozen for age or
 // idleness does not, or a trickle would allocate for a flood.
 func (s *Shard) rotate(now time.Time, full bool) error {
+	s.mu.RLock()
+	failed := s.failed
+	s.mu.RUnlock()
+	if failed != nil {
+		// The log may end in a partial write: keep it the newest file, so
+		// that only replay's torn-tail rule ever applies to it.
+		return failed
+	}
 	next := s.walSeq + 1
 	// The frozen head's log becomes durable (buffered mode) before the next
 	// file exists: only the newest log file may ever hold a torn tail.
@@ -712,6 +750,10 @@ func (s *Shard) rotate(now time.Time, full bool) error {
 	h.mu.Lock()
 	h.frozen = true
 	h.walLast = next - 1
+	if h.bytes > 0 {
+		s.eng.mem.active.Add(-int64(h.bytes))
+		s.eng.mem.activeHeads.Add(-1)
+	}
 	h.mu.Unlock()
 	s.frozen = append(s.frozen, h)
 	s.head = newHead(now, next, s.opts.MaxColumns)
@@ -847,9 +889,11 @@ func (s *Shard) flushHead(h *head) error {
 	meta := segMeta{walLast: h.walLast, created: s.opts.Now().UnixMicro()}
 	var ref *segRef
 	if v.rows > 0 {
+		s.eng.flushSlots <- struct{}{}
 		src := newHeadSource(v)
 		var err error
 		ref, err = s.writeSegment(id, src, meta, s.opts.ZstdLevel)
+		<-s.eng.flushSlots
 		if err != nil {
 			return err
 		}
@@ -861,6 +905,9 @@ func (s *Shard) flushHead(h *head) error {
 	}
 	s.frozen = slices.DeleteFunc(s.frozen, func(x *head) bool { return x == h })
 	s.mu.Unlock()
+	h.mu.RLock()
+	s.eng.mem.total.Add(-int64(h.bytes))
+	h.mu.RUnlock()
 	s.stats.flushes.Add(1)
 	for seq := h.walFirst; seq <= h.walLast; seq++ {
 		p := filepath.Join(s.walDir, walName(seq))
@@ -914,6 +961,22 @@ func (s *Shard) close(flush bool) error {
 		sg.release()
 	}
 	s.segs = nil
+	// Heads not written out (a dropped shard, a failed flush) leave the
+	// engine's accounting with the shard.
+	mem := &s.eng.mem
+	for _, h := range append([]*head{s.head}, s.frozen...) {
+		h.mu.RLock()
+		if b := int64(h.bytes); b > 0 {
+			if !h.frozen {
+				mem.active.Add(-b)
+				mem.activeHeads.Add(-1)
+			}
+			mem.total.Add(-b)
+		}
+		h.mu.RUnlock()
+	}
+	s.head = newHead(s.opts.Now(), s.walSeq, s.opts.MaxColumns)
+	s.frozen = nil
 	s.mu.Unlock()
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sediment/sediment/engine"
@@ -71,12 +72,18 @@ func runFsck(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, ", %s .. %s", time.UnixMicro(in.MinTime).UTC().Format(time.RFC3339), time.UnixMicro(in.MaxTime).UTC().Format(time.RFC3339))
 		}
 		fmt.Fprintln(stdout)
-		for _, w := range in.Warnings {
-			fmt.Fprintf(stdout, "  damaged: %s\n", w)
-			bad++
-		}
+		// The open's warnings and the check can find the same damage.
+		problems := append([]string(nil), in.Warnings...)
 		if err := sh.Check(); err != nil {
-			fmt.Fprintf(stdout, "  damaged: %v\n", err)
+			problems = append(problems, strings.Split(err.Error(), "\n")...)
+		}
+		seen := map[string]bool{}
+		for _, p := range problems {
+			if p == "" || seen[p] {
+				continue
+			}
+			seen[p] = true
+			fmt.Fprintf(stdout, "  damaged: %s\n", p)
 			bad++
 		}
 		qdir := filepath.Join(*dataDir, "sources", in.ID, "quarantine")

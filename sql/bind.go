@@ -86,6 +86,11 @@ type scope struct {
 	outer *scope
 	// elemVars are extra names bound inside EXISTS(... UNNEST ...).
 	clause string
+	// win, when set, collects window function calls: they are allowed
+	// here (SELECT list, QUALIFY, ORDER BY). Elsewhere winErr, if set,
+	// says why a window call is not allowed.
+	win    *winCtx
+	winErr string
 }
 
 func (s *scope) find(name string) *rangeVar {
@@ -671,6 +676,11 @@ func (b *binder) requireField(n Node, id ColID, path []string, w want) (Expr, er
 			}
 		}
 		return nil, fmt.Errorf("Cannot access field %s of an aggregate", path[0])
+	case *WindowNode:
+		if n.isOutput(id) {
+			return nil, fmt.Errorf("Cannot access field %s of an analytic function result", path[0])
+		}
+		return b.requireField(n.In, id, path, w)
 	default:
 		for _, in := range n.Inputs() {
 			if colIndex(in.Cols(), id) >= 0 {
@@ -1070,9 +1080,15 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, lim
 	for _, o := range orderBy {
 		aggregate = aggregate || hasAggregate(o.Expr)
 	}
+	if sel.Qualify != nil {
+		aggregate = aggregate || hasAggregate(sel.Qualify)
+	}
+	// Window calls of the SELECT list, QUALIFY and ORDER BY.
+	wc := &winCtx{}
 	exprScope := sc
 	if aggregate {
 		ac := &aggCtx{base: sc}
+		sc.clause = "GROUP BY"
 		for _, g := range sel.GroupBy {
 			ge, err := b.groupExpr(g, sel, sc)
 			if err != nil {
@@ -1093,7 +1109,7 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, lim
 			ac.keys = append(ac.keys, ge)
 			ac.kcols = append(ac.kcols, b.newCol(exprName(g), ge.Type()))
 		}
-		exprScope = &scope{vars: sc.vars, agg: ac, aliases: sc.aliases, outer: outer}
+		exprScope = &scope{vars: sc.vars, agg: ac, aliases: sc.aliases, outer: outer, win: wc}
 		// Bind everything that reads aggregates first, so the aggregate
 		// node knows all of them.
 		items := make([]Expr, len(sel.Items))
@@ -1106,12 +1122,17 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, lim
 		}
 		var having Expr
 		if sel.Having != nil {
-			exprScope.clause = "HAVING"
-			h, err := b.bindBoolExpr(sel.Having, exprScope)
+			hsc := *exprScope
+			hsc.clause, hsc.win = "HAVING", nil
+			h, err := b.bindBoolExpr(sel.Having, &hsc)
 			if err != nil {
 				return nil, err
 			}
 			having = h
+		}
+		qualify, err := b.bindQualify(sel, exprScope, wc)
+		if err != nil {
+			return nil, err
 		}
 		okeys, err := b.bindOrderKeys(orderBy, sel, items, exprScope)
 		if err != nil {
@@ -1127,8 +1148,13 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, lim
 		if having != nil {
 			n = &FilterNode{In: n, Cond: having}
 		}
+		n = wc.windowNode(n)
+		if qualify != nil {
+			n = &FilterNode{In: n, Cond: qualify}
+		}
 		return b.finishSelect(sel, n, items, okeys, limit, offset)
 	}
+	sc.win = wc
 	items := make([]Expr, len(sel.Items))
 	for i, it := range sel.Items {
 		sc.clause = "SELECT"
@@ -1138,11 +1164,38 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, lim
 		}
 		items[i] = e
 	}
+	qualify, err := b.bindQualify(sel, sc, wc)
+	if err != nil {
+		return nil, err
+	}
 	okeys, err := b.bindOrderKeys(orderBy, sel, items, sc)
 	if err != nil {
 		return nil, err
 	}
+	n = wc.windowNode(n)
+	if qualify != nil {
+		n = &FilterNode{In: n, Cond: qualify}
+	}
 	return b.finishSelect(sel, n, items, okeys, limit, offset)
+}
+
+// bindQualify binds the QUALIFY condition, which filters rows after the
+// window functions; BigQuery requires one in the SELECT list or in QUALIFY
+// itself.
+func (b *binder) bindQualify(sel *parser.Select, sc *scope, wc *winCtx) (Expr, error) {
+	if sel.Qualify == nil {
+		return nil, nil
+	}
+	qsc := *sc
+	qsc.clause = "QUALIFY"
+	cond, err := b.bindBoolExpr(sel.Qualify, &qsc)
+	if err != nil {
+		return nil, err
+	}
+	if len(wc.funcs) == 0 {
+		return nil, errAt(sel.Qualify.Pos(), "The QUALIFY clause requires analytic function to be present")
+	}
+	return cond, nil
 }
 
 func (b *binder) bindFromWithRoot(t parser.TableExpr, sc *scope) (Node, error) {

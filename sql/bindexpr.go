@@ -39,9 +39,9 @@ func (b *binder) bindExprWant(e parser.Expr, sc *scope, w want) (Expr, error) {
 	}
 	switch e := e.(type) {
 	case *parser.ColumnRef:
-		if sc.agg == nil && (sc.clause == "ORDER BY") && len(e.Parts) == 1 {
+		if sc.agg == nil && (sc.clause == "ORDER BY" || sc.clause == "QUALIFY") && len(e.Parts) == 1 {
 			if ae, ok := sc.aliases[strings.ToLower(e.Parts[0].Name)]; ok {
-				return b.bindExprWant(ae, &scope{vars: sc.vars, outer: sc.outer, clause: "SELECT"}, w)
+				return b.bindExprWant(ae, &scope{vars: sc.vars, outer: sc.outer, clause: "SELECT", win: sc.win}, w)
 			}
 		}
 		return b.resolveIn(e, sc, w)
@@ -448,7 +448,7 @@ func (b *binder) bindCall(e *parser.FuncCall, sc *scope) (Expr, error) {
 		name = strings.ToLower(e.Name[1].Name)
 	}
 	if e.Over != nil {
-		return nil, errAt(e.At, "Window function %s is not supported", strings.ToUpper(name))
+		return b.bindWindowCall(e, name, safe, sc)
 	}
 	if isAggregateCall(e) {
 		return nil, errAt(e.At, "Aggregate function %s not allowed in %s", strings.ToUpper(name), clauseName(sc))
@@ -755,7 +755,15 @@ func (b *binder) bindPostAgg(e parser.Expr, sc *scope, w want) (Expr, bool, erro
 	case *parser.IntLit, *parser.FloatLit, *parser.StringLit, *parser.BoolLit, *parser.NullLit, *parser.Param, *parser.Interval, *parser.TypedLit, *parser.BytesLit:
 		return nil, false, nil
 	}
-	if !hasAggregate(e) {
+	// A SELECT alias that names nothing in FROM: binding it there would
+	// read a never-ingested field as NULL.
+	if cr, ok := e.(*parser.ColumnRef); ok && len(cr.Parts) == 1 && aliasClause(sc.clause) && !b.nameInScope(cr.Parts[0].Name, sc) {
+		if ae, ok := sc.aliases[strings.ToLower(cr.Parts[0].Name)]; ok {
+			x, err := b.bindExprWant(ae, &scope{vars: sc.vars, agg: ac, outer: sc.outer, clause: "SELECT", win: sc.win}, w)
+			return x, true, err
+		}
+	}
+	if !hasAggregate(e) && !(aliasClause(sc.clause) && b.readsUnknownAlias(e, sc)) {
 		if x, err := b.bindExprWant(e, ac.base, w); err == nil {
 			for i, k := range ac.keys {
 				if exprEqual(k, x) {
@@ -769,9 +777,9 @@ func (b *binder) bindPostAgg(e parser.Expr, sc *scope, w want) (Expr, bool, erro
 		}
 	}
 	if cr, ok := e.(*parser.ColumnRef); ok {
-		if len(cr.Parts) == 1 && (sc.clause == "HAVING" || sc.clause == "ORDER BY") {
+		if len(cr.Parts) == 1 && aliasClause(sc.clause) {
 			if ae, ok := sc.aliases[strings.ToLower(cr.Parts[0].Name)]; ok {
-				x, err := b.bindExprWant(ae, &scope{vars: sc.vars, agg: ac, outer: sc.outer, clause: "SELECT"}, w)
+				x, err := b.bindExprWant(ae, &scope{vars: sc.vars, agg: ac, outer: sc.outer, clause: "SELECT", win: sc.win}, w)
 				return x, true, err
 			}
 		}
@@ -784,15 +792,70 @@ func (b *binder) bindPostAgg(e parser.Expr, sc *scope, w want) (Expr, bool, erro
 	return nil, false, nil
 }
 
+// readsUnknownAlias reports whether e reads a SELECT alias that names
+// nothing in FROM (outside subqueries): bound below the aggregation such a
+// name would read as a never-ingested field, NULL.
+func (b *binder) readsUnknownAlias(e parser.Expr, sc *scope) bool {
+	found := false
+	parser.Inspect(e, func(n parser.Node) bool {
+		switch n := n.(type) {
+		case *parser.ColumnRef:
+			if len(n.Parts) == 1 && !b.nameInScope(n.Parts[0].Name, sc) {
+				if _, ok := sc.aliases[strings.ToLower(n.Parts[0].Name)]; ok {
+					found = true
+				}
+			}
+		case *parser.Query:
+			return false
+		}
+		return !found
+	})
+	return found
+}
+
+// aliasClause reports whether SELECT aliases are visible in a clause.
+func aliasClause(clause string) bool {
+	return clause == "HAVING" || clause == "ORDER BY" || clause == "QUALIFY"
+}
+
+// nameInScope reports whether name is a range variable or a column of one
+// in sc.
+func (b *binder) nameInScope(name string, sc *scope) bool {
+	for _, rv := range sc.vars {
+		if strings.EqualFold(rv.name, name) || b.varHas(rv, name) {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *binder) bindAggCall(fc *parser.FuncCall, ac *aggCtx) (Expr, error) {
+	base := &scope{vars: ac.base.vars, outer: ac.base.outer, clause: "aggregate"}
+	a, err := b.newAggCall(fc, base, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, prev := range ac.aggs {
+		if prev.String() == a.String() && prev.Param == a.Param && prev.Sep == a.Sep {
+			return &ColRef{ID: prev.Out.ID, T: prev.T, Name: prev.Out.Name}, nil
+		}
+	}
+	a.Out = b.newCol(a.Name, a.T)
+	ac.aggs = append(ac.aggs, a)
+	return &ColRef{ID: a.Out.ID, T: a.T, Name: a.Out.Name}, nil
+}
+
+// newAggCall binds an aggregate call's arguments in argScope and checks
+// them. nestedOK allows aggregates inside the arguments (an aggregate used
+// as a window function in a grouped query: SUM(COUNT(*)) OVER ()).
+func (b *binder) newAggCall(fc *parser.FuncCall, argScope *scope, nestedOK bool) (*AggCall, error) {
 	name := strings.ToLower(fc.Name[0].Name)
 	a := &AggCall{Name: name, Star: fc.Star, Distinct: fc.Distinct}
-	base := &scope{vars: ac.base.vars, outer: ac.base.outer, clause: "aggregate"}
 	for _, arg := range fc.Args {
-		if hasAggregate(arg) {
+		if !nestedOK && hasAggregate(arg) {
 			return nil, errAt(arg.Pos(), "Aggregations of aggregations are not allowed")
 		}
-		x, err := b.bindExpr(arg, base)
+		x, err := b.bindExpr(arg, argScope)
 		if err != nil {
 			return nil, err
 		}
@@ -859,14 +922,7 @@ func (b *binder) bindAggCall(fc *parser.FuncCall, ac *aggCtx) (Expr, error) {
 		return nil, errAt(fc.At, "%v", err)
 	}
 	a.T = t
-	for _, prev := range ac.aggs {
-		if prev.String() == a.String() && prev.Param == a.Param && prev.Sep == a.Sep {
-			return &ColRef{ID: prev.Out.ID, T: prev.T, Name: prev.Out.Name}, nil
-		}
-	}
-	a.Out = b.newCol(name, t)
-	ac.aggs = append(ac.aggs, a)
-	return &ColRef{ID: a.Out.ID, T: t, Name: a.Out.Name}, nil
+	return a, nil
 }
 
 var errNotInt = errors.New("not an integer")

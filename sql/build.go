@@ -74,6 +74,12 @@ func (q *queryRun) build(n Node) (operator, error) {
 			return nil, err
 		}
 		return newAggOp(q, n, in)
+	case *WindowNode:
+		in, err := q.build(n.In)
+		if err != nil {
+			return nil, err
+		}
+		return newWindowOp(q, n, in)
 	case *DistinctNode:
 		in, err := q.build(n.In)
 		if err != nil {

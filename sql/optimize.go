@@ -52,8 +52,43 @@ func optimize(n Node, now time.Time, needed []ColID) (Node, error) {
 	for _, id := range needed {
 		need[id] = true
 	}
+	calls := windowCalls(n)
 	pruneColumns(n, need)
+	if windowCalls(n) < calls {
+		// With window calls nothing reads gone, filters on the partition
+		// keys of the calls left may now go below them.
+		n = dropEmptyWindows(n)
+		for i := 0; i < 8; i++ {
+			var changed bool
+			if n, changed = pushFilters(n); !changed {
+				break
+			}
+		}
+		pruneColumns(n, need)
+	}
 	return n, nil
+}
+
+// windowCalls counts the window function calls of a plan.
+func windowCalls(n Node) int {
+	c := 0
+	if w, ok := n.(*WindowNode); ok {
+		c = len(w.Funcs)
+	}
+	for _, in := range n.Inputs() {
+		c += windowCalls(in)
+	}
+	return c
+}
+
+// dropEmptyWindows removes window nodes whose calls were all pruned.
+func dropEmptyWindows(n Node) Node {
+	return transform(n, func(n Node) Node {
+		if w, ok := n.(*WindowNode); ok && len(w.Funcs) == 0 {
+			return w.In
+		}
+		return n
+	})
 }
 
 // mapExprs applies f to every expression of every node.
@@ -95,6 +130,22 @@ func mapExprs(n Node, f func(Expr) (Expr, error)) error {
 		x.Cond = do(x.Cond)
 	case *UnnestNode:
 		x.Arr = do(x.Arr)
+	case *WindowNode:
+		for _, f := range x.Funcs {
+			for i := range f.Args {
+				f.Args[i] = do(f.Args[i])
+			}
+			if f.Agg != nil {
+				f.Agg.Args = f.Args
+			}
+			f.Default = do(f.Default)
+			for i := range f.Partition {
+				f.Partition[i] = do(f.Partition[i])
+			}
+			for i := range f.Order {
+				f.Order[i].E = do(f.Order[i].E)
+			}
+		}
 	}
 	if err != nil {
 		return err
@@ -150,6 +201,8 @@ func transform(n Node, f func(Node) Node) Node {
 	case *UnnestNode:
 		x.In = transform(x.In, f)
 	case *RecordAliasNode:
+		x.In = transform(x.In, f)
+	case *WindowNode:
 		x.In = transform(x.In, f)
 	case *UnionNode:
 		for i := range x.Ins {
@@ -250,6 +303,28 @@ func pushFilters(n Node) (Node, bool) {
 				}
 				changed = true
 			}
+		case *WindowNode:
+			// Only a condition on the partition keys of every call may go
+			// below: it keeps or drops whole partitions, so the results of
+			// the rows it keeps do not change.
+			keys := windowPartitionCols(c)
+			var down []Expr
+			for _, cd := range conds {
+				refs := refsOf(cd)
+				ok := len(refs) > 0 && !hasSubquery(cd) && !hasVolatile(cd)
+				for id := range refs {
+					ok = ok && keys[id]
+				}
+				if ok {
+					down = append(down, cd)
+				} else {
+					keep = append(keep, cd)
+				}
+			}
+			if len(down) > 0 {
+				c.In = &FilterNode{In: c.In, Cond: andOf(down)}
+				changed = true
+			}
 		case *JoinNode:
 			var toL, toR, toJ []Expr
 			for _, cd := range conds {
@@ -309,6 +384,35 @@ func pushFilters(n Node) (Node, bool) {
 		return f
 	})
 	return out, changed
+}
+
+// windowPartitionCols returns the columns that are a PARTITION BY key of
+// every call of a WindowNode.
+func windowPartitionCols(w *WindowNode) map[ColID]bool {
+	var common map[ColID]bool
+	for _, f := range w.Funcs {
+		mine := map[ColID]bool{}
+		for _, p := range f.Partition {
+			if cr, ok := p.(*ColRef); ok && (common == nil || common[cr.ID]) {
+				mine[cr.ID] = true
+			}
+		}
+		common = mine
+	}
+	return common
+}
+
+// hasVolatile reports whether an expression calls a function whose value
+// changes from call to call.
+func hasVolatile(e Expr) bool {
+	found := false
+	rewrite(e, func(x Expr) Expr {
+		if c, ok := x.(*Call); ok && (c.Name == "rand" || c.Name == "generate_uuid") {
+			found = true
+		}
+		return x
+	})
+	return found
 }
 
 func hasSubquery(e Expr) bool {
@@ -592,6 +696,9 @@ func removeSorts(n Node, ordered bool) Node {
 		x.In = removeSorts(x.In, ordered)
 	case *UnnestNode:
 		x.In = removeSorts(x.In, ordered)
+	case *WindowNode:
+		// The window operator emits its input in arrival order.
+		x.In = removeSorts(x.In, ordered)
 	case *LimitNode:
 		x.In = removeSorts(x.In, false)
 	case *JoinNode:
@@ -815,6 +922,31 @@ func pruneColumns(n Node, need map[ColID]bool) {
 		if need[x.Alias.ID] {
 			m[x.Src] = true
 		}
+		pruneColumns(x.In, m)
+	case *WindowNode:
+		// Calls nothing reads are dropped (dropEmptyWindows removes the
+		// node when none is left).
+		m := copyNeed(need)
+		var keep []*WindowFunc
+		for _, f := range x.Funcs {
+			if !need[f.Out.ID] {
+				continue
+			}
+			keep = append(keep, f)
+			for _, e := range f.Args {
+				colRefs(e, m)
+			}
+			if f.Default != nil {
+				colRefs(f.Default, m)
+			}
+			for _, e := range f.Partition {
+				colRefs(e, m)
+			}
+			for _, k := range f.Order {
+				colRefs(k.E, m)
+			}
+		}
+		x.Funcs = keep
 		pruneColumns(x.In, m)
 	case *UnionNode:
 		for i, in := range x.Ins {

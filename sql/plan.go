@@ -44,9 +44,9 @@ type Column struct {
 }
 
 // Node is a logical plan node. Cols lists its output columns in order.
-// Filter, Sort, Limit, TopK, Join, Unnest and RecordAlias pass every input
-// column through (so a column added below them appears above them too);
-// Project, Aggregate, Union and Values define their own.
+// Filter, Sort, Limit, TopK, Join, Unnest, RecordAlias and Window pass every
+// input column through (so a column added below them appears above them
+// too); Project, Aggregate, Union and Values define their own.
 type Node interface {
 	Cols() []Column
 	Inputs() []Node
@@ -318,6 +318,8 @@ func explain(b *strings.Builder, n Node, depth int) {
 		fmt.Fprintf(b, "%sLimit %d offset %d\n", pad, n.Count, n.Offset)
 	case *DistinctNode:
 		fmt.Fprintf(b, "%sDistinct\n", pad)
+	case *WindowNode:
+		fmt.Fprintf(b, "%s%s\n", pad, n.explainLine())
 	case *JoinNode:
 		fmt.Fprintf(b, "%sJoin kind=%d cond=%v keys=%d\n", pad, n.Kind, n.Cond, len(n.LeftKeys))
 	case *UnnestNode:

@@ -1,0 +1,606 @@
+package sql
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/sediment/sediment/internal/vec"
+)
+
+// windowOp computes a WindowNode. It buffers its whole input (accounted
+// against the query's memory budget), numbers the rows globally in arrival
+// order, and for each distinct PARTITION BY/ORDER BY spec:
+//
+//  1. assigns each row its partition (hash on the keys, dictionary codes
+//     and integers without hashing strings, as GROUP BY does);
+//  2. orders the row numbers by partition with a counting sort, then each
+//     partition by the ORDER BY keys (a flat int64 key sort when there is
+//     one numeric or time key);
+//  3. runs every call of that spec over each partition, writing results
+//     at the rows' global numbers.
+//
+// It then emits the input batches unchanged, in arrival order, each with the
+// result columns appended: input columns (records, arrays) are never
+// copied or reordered.
+type windowOp struct {
+	q       *queryRun
+	in      operator
+	node    *WindowNode
+	groups  []*winGroup
+	results []*winResult // per node.Funcs
+
+	batches []*vec.Batch
+	starts  []int // global number of each batch's first row, then the total
+	n       int
+	// rowBatch maps a global row to its batch (built when a result needs
+	// values of other rows).
+	rowBatch []int32
+
+	done bool
+	pos  int
+}
+
+// winGroup is the calls sharing one PARTITION BY and ORDER BY.
+type winGroup struct {
+	part   []evaluator
+	ptypes []ColType
+	order  []compiledKey
+	funcs  []*winFuncOp
+}
+
+// winFuncOp is one call's compiled expressions.
+type winFuncOp struct {
+	f    *WindowFunc
+	idx  int
+	args []evaluator
+	def  evaluator
+	// acc computes aggregates that need a whole partition (DISTINCT,
+	// STRING_AGG, ARRAY_AGG, APPROX_*) with the aggregate library.
+	acc *aggAcc
+}
+
+// errWindowTooManyRows guards the int32 row numbers.
+var errWindowTooManyRows = errors.New("Resources exceeded during query execution: too many rows for a window function")
+
+func newWindowOp(q *queryRun, n *WindowNode, in operator) (*windowOp, error) {
+	lay := layoutOf(n.In.Cols())
+	o := &windowOp{q: q, in: in, node: n, results: make([]*winResult, len(n.Funcs))}
+	byKey := map[string]*winGroup{}
+	for i, f := range n.Funcs {
+		key := f.specKey()
+		g := byKey[key]
+		if g == nil {
+			g = &winGroup{}
+			for _, p := range f.Partition {
+				ev, err := compile(p, lay)
+				if err != nil {
+					return nil, err
+				}
+				g.part = append(g.part, ev)
+				g.ptypes = append(g.ptypes, p.Type())
+			}
+			keys, err := compileKeys(f.Order, lay)
+			if err != nil {
+				return nil, err
+			}
+			g.order = keys
+			byKey[key] = g
+			o.groups = append(o.groups, g)
+		}
+		fo := &winFuncOp{f: f, idx: i}
+		for _, a := range f.Args {
+			ev, err := compile(a, lay)
+			if err != nil {
+				return nil, err
+			}
+			fo.args = append(fo.args, ev)
+		}
+		if f.Default != nil {
+			ev, err := compile(f.Default, lay)
+			if err != nil {
+				return nil, err
+			}
+			fo.def = ev
+		}
+		if f.Agg != nil && (f.Distinct || !frameAggregates[f.Name]) {
+			acc, err := newAggAcc(f.Agg, lay)
+			if err != nil {
+				return nil, err
+			}
+			fo.acc = acc
+		}
+		g.funcs = append(g.funcs, fo)
+	}
+	return o, nil
+}
+
+func (o *windowOp) close() { o.in.close() }
+
+func (o *windowOp) next(ec *evalCtx) (*vec.Batch, error) {
+	if !o.done {
+		o.done = true
+		if err := o.fill(ec); err != nil {
+			return nil, err
+		}
+		if o.n > 0 {
+			for _, g := range o.groups {
+				if err := ec.ctx.Err(); err != nil {
+					return nil, err
+				}
+				if err := o.computeGroup(ec, g); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if o.pos >= len(o.batches) {
+		return nil, nil
+	}
+	bi := o.pos
+	o.pos++
+	b := o.batches[bi]
+	o.batches[bi] = nil
+	out := &vec.Batch{Len: b.Len, Cols: make([]*vec.Vector, 0, len(b.Cols)+len(o.results))}
+	out.Cols = append(out.Cols, b.Cols...)
+	for _, r := range o.results {
+		out.Cols = append(out.Cols, r.vector(o, o.starts[bi], o.starts[bi+1]))
+	}
+	return out, nil
+}
+
+// fill buffers the input, with every batch made dense (no selection).
+func (o *windowOp) fill(ec *evalCtx) error {
+	for {
+		b, err := o.in.next(ec)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			break
+		}
+		if b.Rows() == 0 {
+			continue
+		}
+		if b.Sel != nil {
+			d := &vec.Batch{Len: len(b.Sel), Cols: make([]*vec.Vector, len(b.Cols))}
+			for i, c := range b.Cols {
+				d.Cols[i] = gather(c, b.Sel)
+			}
+			b = d
+		}
+		if err := o.q.reserve(batchBytes(b)); err != nil {
+			return err
+		}
+		o.batches = append(o.batches, b)
+		o.starts = append(o.starts, o.n)
+		o.n += b.Len
+		if o.n > math.MaxInt32 {
+			return errWindowTooManyRows
+		}
+	}
+	o.starts = append(o.starts, o.n)
+	// Per row: its batch, and the row numbers of each spec's order.
+	return o.q.reserve(int64(o.n) * int64(4+8*len(o.groups)))
+}
+
+// buildRowBatch makes the global row → batch map.
+func (o *windowOp) buildRowBatch() {
+	if o.rowBatch != nil {
+		return
+	}
+	o.rowBatch = make([]int32, o.n)
+	for bi := range len(o.starts) - 1 {
+		for g := o.starts[bi]; g < o.starts[bi+1]; g++ {
+			o.rowBatch[g] = int32(bi)
+		}
+	}
+}
+
+// eval evaluates ev over every buffered batch.
+func (o *windowOp) eval(ec *evalCtx, ev evaluator) ([]*vec.Vector, error) {
+	out := make([]*vec.Vector, len(o.batches))
+	for i, b := range o.batches {
+		v, err := ev(ec, b, nil)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// flatten copies per-batch vectors of a scalar type into one vector over
+// the global row numbers.
+func (o *windowOp) flatten(vecs []*vec.Vector, t ColType) (*vec.Vector, error) {
+	flat := newVector(t, o.n)
+	for bi, v := range vecs {
+		s := o.starts[bi]
+		if v.Type == t.V && !v.Const && v.Dict == nil {
+			// Same layout: copy the payload, then the NULLs.
+			switch {
+			case v.Ints != nil:
+				copy(flat.Ints[s:], v.Ints[:v.Len])
+			case v.Floats != nil:
+				copy(flat.Floats[s:], v.Floats[:v.Len])
+			case v.Bools != nil:
+				copy(flat.Bools[s:], v.Bools[:v.Len])
+			case v.Strs != nil:
+				copy(flat.Strs[s:], v.Strs[:v.Len])
+			default:
+				goto rowByRow
+			}
+			if v.Nulls != nil {
+				for i := 0; i < v.Len; i++ {
+					if v.Nulls.Get(i) {
+						setNull(flat, s+i)
+					}
+				}
+			}
+			continue
+		}
+	rowByRow:
+		for i := 0; i < v.Len; i++ {
+			copyValue(flat, s+i, v, i)
+		}
+	}
+	return flat, o.q.reserve(vectorBytes(flat))
+}
+
+// nullsOf is the global NULL bitset of per-batch vectors (nil: none).
+func (o *windowOp) nullsOf(vecs []*vec.Vector) vec.Bitset {
+	var nulls vec.Bitset
+	for bi, v := range vecs {
+		if v.Nulls == nil {
+			continue
+		}
+		s := o.starts[bi]
+		for i := 0; i < v.Len; i++ {
+			if v.IsNull(i) {
+				if nulls == nil {
+					nulls = vec.NewBitset(o.n)
+				}
+				nulls.Set(s + i)
+			}
+		}
+	}
+	return nulls
+}
+
+// partitionIDs numbers each row's partition; nil when there is one.
+func (o *windowOp) partitionIDs(ec *evalCtx, g *winGroup) ([]int32, int, error) {
+	if len(g.part) == 0 {
+		return nil, 1, nil
+	}
+	// The GROUP BY machinery assigns group numbers per batch.
+	p := &aggOp{q: o.q, keys: g.part, ktypes: g.ptypes, nullGroup: -1, lastGroup: -1}
+	for _, t := range g.ptypes {
+		p.kvals = append(p.kvals, newColBuilder(t))
+	}
+	pid := make([]int32, o.n)
+	for bi, b := range o.batches {
+		before := p.ngroups
+		gids, err := p.groupIDs(ec, b)
+		if err != nil {
+			return nil, 0, err
+		}
+		copy(pid[o.starts[bi]:], gids[:b.Len])
+		if grown := p.ngroups - before; grown > 0 {
+			if err := o.q.reserve(int64(grown) * 64); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	return pid, p.ngroups, nil
+}
+
+// partitionOrder lists the global rows partition by partition (each in
+// arrival order) and returns the partitions' bounds in that list.
+func (o *windowOp) partitionOrder(pid []int32, nparts int) ([]int32, []int) {
+	perm := make([]int32, o.n)
+	bounds := make([]int, nparts+1)
+	if pid == nil {
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		bounds[1] = o.n
+		return perm, bounds
+	}
+	for _, p := range pid {
+		bounds[p+1]++
+	}
+	for i := 1; i <= nparts; i++ {
+		bounds[i] += bounds[i-1]
+	}
+	next := append([]int(nil), bounds[:nparts]...)
+	for g, p := range pid {
+		perm[next[p]] = int32(g)
+		next[p]++
+	}
+	return perm, bounds
+}
+
+// winKeys are a spec's ORDER BY keys over the global row numbers.
+type winKeys struct {
+	keys []compiledKey
+	flat []*vec.Vector
+	// sortable, for a single numeric or time key: an int64 per row whose
+	// order is the value order (NULL rows are set apart before sorting).
+	sortable []int64
+	tmp      []sortPair // radix sort scratch
+}
+
+// radixMin is the partition size from which a radix sort beats a
+// comparison sort.
+const radixMin = 512
+
+// Radix sort digits: 11 bits, a 16 KiB count table.
+const (
+	radixBits = 11
+	radixMask = 1<<radixBits - 1
+)
+
+// radixSortPairs sorts pairs by key (descending when desc) with a stable
+// least-significant-digit radix sort, 11 bits a pass, skipping the digits
+// every key shares (the high bytes of timestamps close in time). Being
+// stable, it keeps ties in arrival order. It returns the scratch buffer.
+func radixSortPairs(a, tmp []sortPair, desc bool) []sortPair {
+	n := len(a)
+	if cap(tmp) < n {
+		tmp = make([]sortPair, n)
+	}
+	tmp = tmp[:n]
+	flip := uint64(1) << 63 // order int64 as uint64
+	if desc {
+		flip = ^flip
+	}
+	var and, or uint64 = ^uint64(0), 0
+	for _, p := range a {
+		u := uint64(p.k) ^ flip
+		and &= u
+		or |= u
+	}
+	differ := and ^ or // bits not shared by every key
+	src, dst := a, tmp
+	var count [1 << radixBits]int
+	for shift := uint(0); shift < 64; shift += radixBits {
+		if (differ>>shift)&radixMask == 0 {
+			continue
+		}
+		count = [1 << radixBits]int{}
+		for _, p := range src {
+			count[((uint64(p.k)^flip)>>shift)&radixMask]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, p := range src {
+			d := ((uint64(p.k) ^ flip) >> shift) & radixMask
+			dst[count[d]] = p
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
+	return tmp
+}
+
+// cmp orders two global rows by the keys.
+func (k *winKeys) cmp(a, b int32) int {
+	for i, key := range k.keys {
+		if c := compareKey(k.flat[i], int(a), k.flat[i], int(b), key); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func (o *windowOp) orderKeys(ec *evalCtx, g *winGroup) (*winKeys, error) {
+	k := &winKeys{keys: g.order}
+	for _, key := range g.order {
+		vecs, err := o.eval(ec, key.ev)
+		if err != nil {
+			return nil, err
+		}
+		flat, err := o.flatten(vecs, ColType{V: key.t})
+		if err != nil {
+			return nil, err
+		}
+		k.flat = append(k.flat, flat)
+	}
+	if len(g.order) == 1 {
+		f := k.flat[0]
+		switch {
+		case isIntLike(f.Type) && f.Type != vec.Bool:
+			k.sortable = f.Ints
+		case f.Type == vec.Float64:
+			k.sortable = make([]int64, o.n)
+			for i, x := range f.Floats {
+				k.sortable[i] = sortableFloat(x)
+			}
+		}
+	}
+	return k, nil
+}
+
+// sortableFloat maps a float to an int64 with the same order as BigQuery's
+// (NaN first, -0 equal to 0).
+func sortableFloat(x float64) int64 {
+	if x != x {
+		return math.MinInt64
+	}
+	if x == 0 {
+		x = 0
+	}
+	u := math.Float64bits(x)
+	if u>>63 != 0 {
+		u = ^u
+	} else {
+		u |= 1 << 63
+	}
+	return int64(u ^ 1<<63)
+}
+
+// sortPair is a row with its sortable key.
+type sortPair struct {
+	k int64
+	g int32
+}
+
+// sortSegment orders the rows of one partition by the keys; ties keep
+// arrival order, so results are deterministic.
+func (k *winKeys) sortSegment(seg []int32, buf []sortPair) []sortPair {
+	if len(seg) < 2 {
+		return buf
+	}
+	if k.sortable == nil {
+		slices.SortFunc(seg, func(a, b int32) int {
+			if c := k.cmp(a, b); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		return buf
+	}
+	key := k.keys[0]
+	nulls := k.flat[0].Nulls
+	buf = buf[:0]
+	var nullRows []int32
+	for _, g := range seg {
+		if nulls != nil && nulls.Get(int(g)) {
+			nullRows = append(nullRows, g)
+			continue
+		}
+		buf = append(buf, sortPair{k: k.sortable[g], g: g})
+	}
+	switch {
+	case len(buf) >= radixMin:
+		k.tmp = radixSortPairs(buf, k.tmp, key.desc)
+	case key.desc:
+		slices.SortFunc(buf, func(a, b sortPair) int {
+			if a.k != b.k {
+				return cmp.Compare(b.k, a.k)
+			}
+			return cmp.Compare(a.g, b.g)
+		})
+	default:
+		slices.SortFunc(buf, func(a, b sortPair) int {
+			if a.k != b.k {
+				return cmp.Compare(a.k, b.k)
+			}
+			return cmp.Compare(a.g, b.g)
+		})
+	}
+	i := 0
+	if !key.nullsLast {
+		i += copy(seg, nullRows)
+	}
+	for _, p := range buf {
+		seg[i] = p.g
+		i++
+	}
+	if key.nullsLast {
+		copy(seg[i:], nullRows)
+	}
+	return buf
+}
+
+// computeGroup partitions and orders the rows for one spec and runs its
+// calls.
+func (o *windowOp) computeGroup(ec *evalCtx, g *winGroup) error {
+	pid, nparts, err := o.partitionIDs(ec, g)
+	if err != nil {
+		return err
+	}
+	perm, bounds := o.partitionOrder(pid, nparts)
+	var keys *winKeys
+	if len(g.order) > 0 {
+		if keys, err = o.orderKeys(ec, g); err != nil {
+			return err
+		}
+		var buf []sortPair
+		for p := 0; p < nparts; p++ {
+			buf = keys.sortSegment(perm[bounds[p]:bounds[p+1]], buf)
+		}
+	}
+	runners := make([]winRunner, len(g.funcs))
+	needPeers := false
+	for i, fo := range g.funcs {
+		r, err := o.newRunner(ec, fo, pid, nparts)
+		if err != nil {
+			return err
+		}
+		runners[i] = r
+		o.results[fo.idx] = r.result()
+		needPeers = needPeers || needsPeers(fo.f)
+	}
+	sc := &winSegCtx{keys: keys}
+	for p := 0; p < nparts; p++ {
+		if p&127 == 0 {
+			if err := ec.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		sc.reset(perm[bounds[p]:bounds[p+1]], needPeers)
+		for _, r := range runners {
+			if err := r.segment(sc); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// needsPeers reports whether a call reads the ORDER BY peer groups.
+func needsPeers(f *WindowFunc) bool {
+	switch f.Name {
+	case "rank", "dense_rank", "percent_rank", "cume_dist":
+		return true
+	}
+	return f.Frame.Unit == frameRange && len(f.Order) > 0
+}
+
+// winSegCtx is one partition in window order, with scratch space reused
+// from partition to partition.
+type winSegCtx struct {
+	rows []int32 // global rows in window order
+	keys *winKeys
+	// peerStart and peerEnd give each position's peer group [start, end)
+	// (positions relative to the partition).
+	peerStart, peerEnd []int32
+	lo, hi             []int32 // frame scratch
+}
+
+func (s *winSegCtx) reset(rows []int32, peers bool) {
+	s.rows = rows
+	m := len(rows)
+	if cap(s.lo) < m {
+		s.lo, s.hi = make([]int32, m), make([]int32, m)
+	}
+	s.lo, s.hi = s.lo[:m], s.hi[:m]
+	if !peers {
+		return
+	}
+	if cap(s.peerStart) < m {
+		s.peerStart, s.peerEnd = make([]int32, m), make([]int32, m)
+	}
+	s.peerStart, s.peerEnd = s.peerStart[:m], s.peerEnd[:m]
+	start := 0
+	for j := 0; j < m; j++ {
+		if j > 0 && s.keys.cmp(rows[j-1], rows[j]) != 0 {
+			for k := start; k < j; k++ {
+				s.peerEnd[k] = int32(j)
+			}
+			start = j
+		}
+		s.peerStart[j] = int32(start)
+	}
+	for k := start; k < m; k++ {
+		s.peerEnd[k] = int32(m)
+	}
+}

@@ -359,6 +359,10 @@ type aggAcc struct {
 	has   []bool
 	vals  [][]any             // approx_quantiles, array_agg, string_agg
 	sets  []map[valueKey]bool // DISTINCT
+	// ARRAY_AGG/STRING_AGG ... ORDER BY: the key evaluators and, per group,
+	// the keys of each value in vals.
+	keyEvs []evaluator
+	keys   [][][]any
 }
 
 func newAggAcc(a *AggCall, lay layout) (*aggAcc, error) {
@@ -370,6 +374,13 @@ func newAggAcc(a *AggCall, lay layout) (*aggAcc, error) {
 		}
 		acc.arg = ev
 		acc.t = a.Args[0].Type().V
+	}
+	for _, k := range a.orderKeys() {
+		ev, err := compile(k, lay)
+		if err != nil {
+			return nil, err
+		}
+		acc.keyEvs = append(acc.keyEvs, ev)
 	}
 	return acc, nil
 }
@@ -384,6 +395,9 @@ func (a *aggAcc) grow(n int) {
 		a.bools = append(a.bools, false)
 		if a.vals != nil || needsVals(a.call) {
 			a.vals = append(a.vals, nil)
+		}
+		if len(a.keyEvs) > 0 {
+			a.keys = append(a.keys, nil)
 		}
 		if a.call.Distinct {
 			a.sets = append(a.sets, nil)
@@ -409,10 +423,16 @@ func (a *aggAcc) update(ec *evalCtx, b *vec.Batch, gids []int32) error {
 	if err != nil {
 		return err
 	}
+	keyVecs := make([]*vec.Vector, len(a.keyEvs))
+	for k, ev := range a.keyEvs {
+		if keyVecs[k], err = ev(ec, b, b.Sel); err != nil {
+			return err
+		}
+	}
 	var failed error
 	b.ForEach(func(i int) {
 		if failed != nil || v.IsNull(i) {
-			if c.Name == "array_agg" && failed == nil && v.IsNull(i) {
+			if c.Name == "array_agg" && !c.IgnoreNulls && failed == nil && v.IsNull(i) {
 				failed = fmt.Errorf("Array cannot have a null element; error in writing field ARRAY_AGG")
 			}
 			return
@@ -484,6 +504,15 @@ func (a *aggAcc) update(ec *evalCtx, b *vec.Batch, gids []int32) error {
 			a.has[g] = true
 		case "approx_quantiles", "array_agg", "string_agg":
 			a.vals[g] = append(a.vals[g], scalarOf(v, i))
+			if len(keyVecs) > 0 {
+				ks := make([]any, len(keyVecs))
+				for k, kv := range keyVecs {
+					if !kv.IsNull(i) {
+						ks[k] = scalarOf(kv, i)
+					}
+				}
+				a.keys[g] = append(a.keys[g], ks)
+			}
 			a.has[g] = true
 		}
 	})
@@ -595,8 +624,67 @@ func (a *aggAcc) finish(n int) (*vec.Vector, error) {
 	return out, nil
 }
 
+// orderValues sorts each group's values by the ORDER BY keys (stable:
+// ties keep arrival order) and keeps the first LIMIT.
+func (a *aggAcc) orderValues(n int) {
+	c := a.call
+	for g := 0; g < n; g++ {
+		vals := a.vals[g]
+		if len(a.keyEvs) > 0 && len(vals) > 1 {
+			keys := a.keys[g]
+			idx := make([]int, len(vals))
+			for i := range idx {
+				idx[i] = i
+			}
+			slices.SortStableFunc(idx, func(x, y int) int {
+				for k := range a.keyEvs {
+					if r := compareAggKey(keys[x][k], keys[y][k], c.OrderDesc[k], c.OrderNullsLast[k]); r != 0 {
+						return r
+					}
+				}
+				return 0
+			})
+			sorted := make([]any, len(vals))
+			for i, j := range idx {
+				sorted[i] = vals[j]
+			}
+			vals = sorted
+		}
+		if c.Limit >= 0 && int64(len(vals)) > c.Limit {
+			vals = vals[:c.Limit]
+		}
+		a.vals[g] = vals
+	}
+}
+
+// compareAggKey orders one ARRAY_AGG/STRING_AGG key (nil is NULL).
+func compareAggKey(x, y any, desc, nullsLast bool) int {
+	switch {
+	case x == nil && y == nil:
+		return 0
+	case x == nil:
+		if nullsLast {
+			return 1
+		}
+		return -1
+	case y == nil:
+		if nullsLast {
+			return -1
+		}
+		return 1
+	}
+	r := compareAny(x, y)
+	if desc {
+		r = -r
+	}
+	return r
+}
+
 func (a *aggAcc) finishValues(n int) (*vec.Vector, error) {
 	c := a.call
+	if c.Name != "approx_quantiles" {
+		a.orderValues(n)
+	}
 	if c.Name == "string_agg" {
 		out := newVector(c.T, n)
 		for g := 0; g < n; g++ {

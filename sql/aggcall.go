@@ -24,23 +24,57 @@ type AggCall struct {
 	// delimiter.
 	Param int64
 	Sep   string
-	T     ColType
-	Out   Column
+	// ARRAY_AGG and STRING_AGG may order their values and keep the first
+	// Limit (-1: all): the last len(OrderDesc) Args are the ordering keys.
+	OrderDesc      []bool
+	OrderNullsLast []bool
+	Limit          int64
+	// IgnoreNulls is ARRAY_AGG(x IGNORE NULLS).
+	IgnoreNulls bool
+	T           ColType
+	Out         Column
 }
+
+// valueArgs are the arguments that are not ordering keys.
+func (a *AggCall) valueArgs() []Expr { return a.Args[:len(a.Args)-len(a.OrderDesc)] }
+
+// orderKeys are the ARRAY_AGG/STRING_AGG ordering keys.
+func (a *AggCall) orderKeys() []Expr { return a.Args[len(a.Args)-len(a.OrderDesc):] }
 
 func (a *AggCall) String() string {
 	var parts []string
 	if a.Star {
 		parts = append(parts, "*")
 	}
-	for _, x := range a.Args {
+	for _, x := range a.valueArgs() {
 		parts = append(parts, x.String())
 	}
 	d := ""
 	if a.Distinct {
 		d = "DISTINCT "
 	}
-	return fmt.Sprintf("%s(%s%s)", a.Name, d, strings.Join(parts, ", "))
+	tail := ""
+	if a.IgnoreNulls {
+		tail += " IGNORE NULLS"
+	}
+	for i, k := range a.orderKeys() {
+		if i == 0 {
+			tail += " ORDER BY "
+		} else {
+			tail += ", "
+		}
+		tail += k.String()
+		if a.OrderDesc[i] {
+			tail += " DESC"
+		}
+		if a.OrderNullsLast[i] != a.OrderDesc[i] {
+			tail += map[bool]string{true: " NULLS LAST", false: " NULLS FIRST"}[a.OrderNullsLast[i]]
+		}
+	}
+	if a.Limit >= 0 && len(a.OrderDesc) > 0 || a.Limit > 0 {
+		tail += fmt.Sprintf(" LIMIT %d", a.Limit)
+	}
+	return fmt.Sprintf("%s(%s%s%s)", a.Name, d, strings.Join(parts, ", "), tail)
 }
 
 // aggResultType returns the result type of an aggregate over argument type t.

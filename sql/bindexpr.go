@@ -850,7 +850,7 @@ func (b *binder) bindAggCall(fc *parser.FuncCall, ac *aggCtx) (Expr, error) {
 // as a window function in a grouped query: SUM(COUNT(*)) OVER ()).
 func (b *binder) newAggCall(fc *parser.FuncCall, argScope *scope, nestedOK bool) (*AggCall, error) {
 	name := strings.ToLower(fc.Name[0].Name)
-	a := &AggCall{Name: name, Star: fc.Star, Distinct: fc.Distinct}
+	a := &AggCall{Name: name, Star: fc.Star, Distinct: fc.Distinct, Limit: -1}
 	for _, arg := range fc.Args {
 		if !nestedOK && hasAggregate(arg) {
 			return nil, errAt(arg.Pos(), "Aggregations of aggregations are not allowed")
@@ -922,7 +922,65 @@ func (b *binder) newAggCall(fc *parser.FuncCall, argScope *scope, nestedOK bool)
 		return nil, errAt(fc.At, "%v", err)
 	}
 	a.T = t
+	if err := b.bindAggOrder(fc, a, argScope); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// bindAggOrder binds ARRAY_AGG/STRING_AGG's IGNORE NULLS, ORDER BY and
+// LIMIT; other aggregates refuse them as BigQuery does.
+func (b *binder) bindAggOrder(fc *parser.FuncCall, a *AggCall, argScope *scope) error {
+	upper := strings.ToUpper(a.Name)
+	ordered := a.Name == "array_agg" || a.Name == "string_agg"
+	if fc.Nulls == parser.IgnoreNulls {
+		if a.Name != "array_agg" && a.Name != "any_value" {
+			return errAt(fc.At, "IGNORE NULLS is not supported for aggregate function %s", upper)
+		}
+		a.IgnoreNulls = true
+	}
+	if len(fc.OrderBy) == 0 && fc.Limit == nil {
+		return nil
+	}
+	if !ordered {
+		return errAt(fc.At, "ORDER BY and LIMIT in the arguments are not supported for aggregate function %s", upper)
+	}
+	if fc.Over != nil {
+		return errAt(fc.At, "ORDER BY and LIMIT in the arguments of %s are not allowed with OVER", upper)
+	}
+	for _, o := range fc.OrderBy {
+		k, err := b.bindExpr(o.Expr, argScope)
+		if err != nil {
+			return err
+		}
+		switch k.Type().V {
+		case vec.RowRef, vec.List, vec.Struct, vec.JSON:
+			return errAt(o.At, "ORDER BY does not support expressions of type %s", k.Type())
+		}
+		if a.Distinct && !exprEqual(k, a.Args[0]) {
+			return errAt(o.At, "An aggregate function that has both DISTINCT and ORDER BY arguments can only ORDER BY expressions that are arguments to the function")
+		}
+		a.Args = append(a.Args, k)
+		a.OrderDesc = append(a.OrderDesc, o.Desc)
+		// BigQuery: NULLs first ascending, last descending, unless told.
+		a.OrderNullsLast = append(a.OrderNullsLast, o.Nulls == parser.NullsLast || (o.Desc && o.Nulls != parser.NullsFirst))
+	}
+	if fc.Limit != nil {
+		x, err := b.bindExpr(fc.Limit, argScope)
+		if err != nil {
+			return err
+		}
+		x, err = foldExpr(x, b.now)
+		if err != nil {
+			return err
+		}
+		l, ok := x.(*Literal)
+		if !ok || l.D.Type != vec.Int64 || l.D.Null || l.D.Int < 0 {
+			return errAt(fc.At, "LIMIT in the arguments of %s must be a non-negative integer constant", upper)
+		}
+		a.Limit = l.D.Int
+	}
+	return nil
 }
 
 var errNotInt = errors.New("not an integer")

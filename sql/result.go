@@ -153,12 +153,17 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// CellJSON returns one cell of a result as JSON text (strings quoted), for
-// tabular output.
+// CellJSON returns one cell of a result as text for tabular output: strings,
+// dates and datetimes bare, everything else as its JSON.
 func CellJSON(r *Result, col, row int) string {
 	v := r.Cols[col]
 	if v.Type == vec.String && !v.IsNull(row) {
 		return v.StringAt(row)
 	}
-	return string(appendValue(nil, v, row))
+	s := string(appendValue(nil, v, row))
+	// DATE and DATETIME values are JSON strings: show them bare.
+	if len(s) >= 2 && s[0] == '"' && (v.Type == vec.Date || v.Type == vec.Datetime) {
+		return s[1 : len(s)-1]
+	}
+	return s
 }

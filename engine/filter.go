@@ -2,9 +2,7 @@ package engine
 
 import (
 	"regexp"
-	"regexp/syntax"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/sql/scan"
@@ -17,10 +15,15 @@ type pred struct {
 	intSet map[int64]struct{}  // In over ints
 	fltSet map[float64]struct{}
 	re     *regexp.Regexp
-	// lit is a substring every match must contain (regex literal core,
-	// the needle of Contains); litExact means the literal alone decides.
+	// lit is a substring every match must contain (a regex's or LIKE
+	// pattern's longest literal, the needle of Contains); litExact means
+	// the literal alone decides. The token index looks lit up.
 	lit      string
 	litExact bool
+	// anyOf, for a regex, are literals of which every match contains one
+	// (an alternation's branches); anyExact means containing one decides.
+	anyOf    []regexLit
+	anyExact bool
 	like     *likeMatcher
 }
 
@@ -63,11 +66,16 @@ func compilePred(p scan.Predicate) (*pred, error) {
 			}
 		}
 		cp.re = re
-		cp.lit, cp.litExact = regexLiteral(re.String())
+		rp := planRegex(re.String())
+		cp.anyOf, cp.anyExact = rp.anyOf, rp.exact
+		if len(rp.anyOf) == 1 && !rp.anyOf[0].fold {
+			cp.lit, cp.litExact = rp.anyOf[0].s, rp.exact
+		}
 	case scan.Contains:
 		cp.lit, cp.litExact = p.Args[0].Str, true
 	case scan.Like:
 		cp.like = compileLike(p.Args[0].Str)
+		cp.lit, cp.litExact = cp.like.required()
 	}
 	return cp, nil
 }
@@ -77,38 +85,6 @@ func b2i(b bool) int64 {
 		return 1
 	}
 	return 0
-}
-
-// regexLiteral finds a literal that every match of a regex contains. exact
-// is true when the regex is that literal and nothing else, so a substring
-// test decides it.
-func regexLiteral(expr string) (lit string, exact bool) {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return "", false
-	}
-	re = re.Simplify()
-	lit = literalOf(re)
-	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 {
-		return lit, true
-	}
-	if re.Op == syntax.OpConcat {
-		best := ""
-		for _, sub := range re.Sub {
-			if s := literalOf(sub); len(s) > len(best) {
-				best = s
-			}
-		}
-		return best, false
-	}
-	return lit, false
-}
-
-func literalOf(re *syntax.Regexp) string {
-	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 {
-		return string(re.Rune)
-	}
-	return ""
 }
 
 // matchString evaluates a string predicate on one value (not NULL).
@@ -136,15 +112,23 @@ func (p *pred) matchString(s string) bool {
 	case scan.EndsWith:
 		r = strings.HasSuffix(s, p.Args[0].Str)
 	case scan.Regex:
-		if p.lit != "" && !strings.Contains(s, p.lit) {
+		switch {
+		case len(p.anyOf) > 0 && !containsAnyLit(s, p.anyOf):
 			r = false
-		} else if p.litExact {
+		case len(p.anyOf) > 0 && p.anyExact:
 			r = true
-		} else {
+		default:
 			r = p.re.MatchString(s)
 		}
 	case scan.Like:
-		r = p.like.match(s)
+		switch {
+		case p.lit != "" && !strings.Contains(s, p.lit):
+			r = false
+		case p.litExact:
+			r = true
+		default:
+			r = p.like.match(s)
+		}
 	}
 	return r != p.Not
 }
@@ -288,89 +272,3 @@ func selLen(sel []int32, n int) int {
 	}
 	return len(sel)
 }
-
-// likeMatcher implements SQL LIKE: % any run, _ any one character, and
-// backslash escaping the next character.
-type likeMatcher struct {
-	parts []likePart
-}
-
-type likePart struct {
-	lit string
-	any bool // % before this literal
-	one int  // count of _ before this literal (after the %)
-}
-
-func compileLike(pattern string) *likeMatcher {
-	m := &likeMatcher{}
-	cur := likePart{}
-	var lit strings.Builder
-	flush := func() {
-		cur.lit = lit.String()
-		m.parts = append(m.parts, cur)
-		cur = likePart{}
-		lit.Reset()
-	}
-	rs := []rune(pattern)
-	for i := 0; i < len(rs); i++ {
-		switch c := rs[i]; c {
-		case '%':
-			if lit.Len() > 0 {
-				flush()
-			}
-			cur.any = true
-		case '_':
-			if lit.Len() > 0 {
-				flush()
-			}
-			cur.one++
-		case '\\':
-			if i+1 < len(rs) {
-				i++
-			}
-			lit.WriteRune(rs[i])
-		default:
-			lit.WriteRune(c)
-		}
-	}
-	flush()
-	return m
-}
-
-func (m *likeMatcher) match(s string) bool { return likeMatch(m.parts, s) }
-
-func likeMatch(parts []likePart, s string) bool {
-	if len(parts) == 0 {
-		return s == ""
-	}
-	p := parts[0]
-	// Skip the fixed single characters.
-	for k := 0; k < p.one; k++ {
-		if s == "" {
-			return false
-		}
-		_, size := decodeRune(s)
-		s = s[size:]
-	}
-	if !p.any {
-		if !strings.HasPrefix(s, p.lit) {
-			return false
-		}
-		return likeMatch(parts[1:], s[len(p.lit):])
-	}
-	if len(parts) == 1 && p.lit == "" {
-		return true
-	}
-	for i := 0; i <= len(s); i++ {
-		if strings.HasPrefix(s[i:], p.lit) && likeMatch(parts[1:], s[i+len(p.lit):]) {
-			return true
-		}
-		if i < len(s) {
-			_, size := decodeRune(s[i:])
-			i += size - 1
-		}
-	}
-	return false
-}
-
-func decodeRune(s string) (rune, int) { return utf8.DecodeRuneInString(s) }

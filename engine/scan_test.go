@@ -432,22 +432,71 @@ func testScanMatchesReference(t *testing.T, maxTerms int) {
 	}
 }
 
-func TestRegexLiteral(t *testing.T) {
+func TestRegexPlan(t *testing.T) {
 	for _, tc := range []struct {
 		re    string
-		lit   string
+		lits  string // literals joined by |, folded ones marked ~
 		exact bool
 	}{
 		{"/rest", "/rest", true},
 		{"error", "error", true},
 		{`connection refused \d+`, "connection refused ", false},
-		{`(?i)error`, "", false},
-		{`a|b`, "", false},
+		{`(?i)error`, "~error", true},
+		{`(?i)x`, "~x", true},
+		{`a|b`, "a|b", true},
+		{`python-httpx|Dart`, "python-httpx|Dart", true},
+		{`(timeout|refused)`, "timeout|refused", true},
 		{`^GET`, "GET", false},
+		{`GET|.*`, "", false},
+		{`\| 5\d\d \|`, "| 5", false},
+		{`(?i)straße`, "", false},
+		{`x+y`, "x", false},
+		{`[ab]c`, "c", false},
 	} {
-		lit, exact := regexLiteral(tc.re)
-		if lit != tc.lit || exact != tc.exact {
-			t.Errorf("%q: (%q, %v), want (%q, %v)", tc.re, lit, exact, tc.lit, tc.exact)
+		p := planRegex(tc.re)
+		var parts []string
+		for _, l := range p.anyOf {
+			if l.fold {
+				parts = append(parts, "~"+l.s)
+			} else {
+				parts = append(parts, l.s)
+			}
+		}
+		if got := strings.Join(parts, "|"); got != tc.lits || (got != "" && p.exact != tc.exact) {
+			t.Errorf("%q: (%q, %v), want (%q, %v)", tc.re, got, p.exact, tc.lits, tc.exact)
+		}
+	}
+}
+
+// TestStringMatchersAgreeWithRegexp: the literal shortcuts give the same
+// answers as Go's regexp (RE2, BigQuery's engine) on every pattern.
+func TestStringMatchersAgreeWithRegexp(t *testing.T) {
+	patterns := []string{"POST", "(?i)post", "python-httpx|Dart", `(?i)(get|post) \|`, `\| 5\d\d \|`, "^GET", "rpc$", "a|", "(?i)ÉTÉ"}
+	texts := []string{"", "POST | 200", "post /x", "GET | 503 | x", "Dart/3.4", "python-httpx/0.25", "x rpc", "Post", "été", "ÉTÉ", "pOsT"}
+	for _, pat := range patterns {
+		p, err := compilePred(scan.Predicate{Path: "m", Type: vec.String, Op: scan.Regex, Args: []scan.Const{{Type: vec.String, Str: pat}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(pat)
+		for _, s := range texts {
+			if got, want := p.matchString(s), re.MatchString(s); got != want {
+				t.Errorf("%q on %q: %v, regexp says %v", pat, s, got, want)
+			}
+		}
+	}
+}
+
+func TestContainsFoldASCII(t *testing.T) {
+	for _, tc := range []struct {
+		s, sub string
+		want   bool
+	}{
+		{"Hello World", "world", true}, {"Hello World", "WORLD", true}, {"Hello", "hellp", false},
+		{"", "", true}, {"ab", "abc", false}, {"xxAbC", "abc", true}, {"aXbXc", "abc", false},
+	} {
+		if got := containsFoldASCII(tc.s, tc.sub); got != tc.want {
+			t.Errorf("%q in %q: %v", tc.sub, tc.s, got)
 		}
 	}
 }
@@ -460,6 +509,9 @@ func TestLike(t *testing.T) {
 		{"%", "", true}, {"a%", "abc", true}, {"%c", "abc", true}, {"a_c", "abc", true},
 		{"a_c", "abbc", false}, {"%b%", "abc", true}, {"%x%", "abc", false}, {`50\%`, "50%", true},
 		{"é_", "éa", true}, {"", "", true}, {"", "a", false}, {"%a%b%", "xaybz", true},
+		{"%ab%c", "abxabc", true}, {"a%b_c", "aXXbYc", true}, {"a%b_c", "aXXbc", false},
+		{"%%a", "ba", true}, {"_%_", "ab", true}, {"_%_", "a", false}, {"%aaa%b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaac", false},
+		{"%_a%_", "xay", true}, {`a\_c`, "a_c", true}, {`a\_c`, "abc", false},
 	} {
 		if got := compileLike(tc.pat).match(tc.s); got != tc.want {
 			t.Errorf("%q LIKE %q = %v", tc.s, tc.pat, got)

@@ -75,7 +75,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan,
 
 func predCost(p *pred) int {
 	switch {
-	case p.Op == scan.Regex && !p.litExact:
+	case p.Op == scan.Regex && !p.anyExact, p.Op == scan.Like && !p.litExact:
 		return 3
 	case p.Type == vec.String:
 		return 2
@@ -184,7 +184,30 @@ func (sc *shardScan) indexCandidates(p *part) (*roaring.Bitmap, []bool, error) {
 			exact[i] = true
 			continue
 		}
-		if cols[0].typ == segment.TypeString && pr.lit != "" && (pr.Op == scan.Contains || pr.Op == scan.Regex) && !pr.Not {
+		if cols[0].typ != segment.TypeString || pr.Not {
+			continue
+		}
+		switch {
+		case pr.Op == scan.Regex && len(pr.anyOf) > 0:
+			// Rows containing one of the regex's literals: a union.
+			union, allExact := roaring.New(), pr.anyExact
+			for _, l := range pr.anyOf {
+				bm, ex, ok, err := ix.TextCandidates(pr.Path, l.s, l.fold)
+				if err != nil {
+					return nil, nil, err
+				}
+				if !ok {
+					union = nil
+					break
+				}
+				union.Or(bm)
+				allExact = allExact && ex
+			}
+			if union != nil {
+				and(union)
+				exact[i] = allExact
+			}
+		case pr.lit != "" && (pr.Op == scan.Contains || pr.Op == scan.Like):
 			bm, ex, ok, err := ix.TextCandidates(pr.Path, pr.lit, false)
 			if err != nil {
 				return nil, nil, err

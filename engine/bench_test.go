@@ -162,7 +162,8 @@ func BenchmarkFlush(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()
-		e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered})
+		// One head of every event, flushed once: no early freezing.
+		e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -205,6 +206,7 @@ func loadedShard(b *testing.B, name string, n int, opts Options) *Shard {
 	}
 	opts.DisableBackground = true
 	opts.AckMode = AckBuffered
+	opts.HeadMaxBytes, opts.HeadMemoryBudget = 1<<30, 1<<30 // flushed explicitly below
 	e, err := Open(dir, &opts)
 	if err != nil {
 		b.Fatal(err)

@@ -126,6 +126,10 @@ func (s *Shard) pickCompaction() []*segRef {
 // (ties keep input order), with the union of their columns. Each block of
 // each input is a sorted run to merge: a segment's blocks may overlap.
 type mergeSource struct {
+	// lo, hi: each input's row span in the block [spanFrom, spanTo).
+	spanFrom, spanTo int
+	lo, hi           []int
+
 	inputs []*segment.Reader
 	cols   []segment.ColumnDesc
 	colIn  [][]int // [output column][input] → input column index or -1
@@ -208,21 +212,27 @@ func (ms *mergeSource) rows() int                     { return len(ms.order) }
 // fill gathers rows [from, to) of the merged order. Each input's rows in
 // the range are read as one span from the smallest to the largest row
 // used (contiguous when the input's blocks follow each other in time).
-func (ms *mergeSource) fill(from, to int, data []*segment.ColumnData) error {
+func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error) {
 	n := to - from
-	lo := make([]int, len(ms.inputs))
-	hi := make([]int, len(ms.inputs))
-	for i := range lo {
-		lo[i], hi[i] = -1, -1
-	}
-	for _, o := range ms.order[from:to] {
-		if lo[o.in] < 0 {
-			lo[o.in] = int(o.row)
+	if ms.spanFrom != from || ms.spanTo != to || ms.lo == nil {
+		// Each input's rows in the range: computed once per block.
+		ms.spanFrom, ms.spanTo = from, to
+		ms.lo = make([]int, len(ms.inputs))
+		ms.hi = make([]int, len(ms.inputs))
+		for i := range ms.lo {
+			ms.lo[i], ms.hi[i] = -1, -1
 		}
-		hi[o.in] = int(o.row) + 1
+		for _, o := range ms.order[from:to] {
+			if ms.lo[o.in] < 0 {
+				ms.lo[o.in] = int(o.row)
+			}
+			ms.hi[o.in] = int(o.row) + 1
+		}
 	}
+	lo, hi := ms.lo, ms.hi
 	parts := make([]gathered, len(ms.inputs))
-	for ci, c := range ms.cols {
+	c := ms.cols[ci]
+	{
 		any := false
 		for i, r := range ms.inputs {
 			parts[i] = gathered{}
@@ -231,17 +241,12 @@ func (ms *mergeSource) fill(from, to int, data []*segment.ColumnData) error {
 				continue
 			}
 			if err := ms.gather(r, col, c.Type, lo[i], hi[i], &parts[i]); err != nil {
-				return err
+				return false, err
 			}
 			any = any || parts[i].any
 		}
 		if !any {
-			data[ci] = nil
-			continue
-		}
-		d := data[ci]
-		if d == nil {
-			d = &segment.ColumnData{}
+			return false, nil
 		}
 		resetColumnData(d, c.Type, n)
 		// When every input holds the column dictionary-encoded, merge the
@@ -309,9 +314,8 @@ func (ms *mergeSource) fill(from, to int, data []*segment.ColumnData) error {
 		if remap != nil && d.Dict == nil {
 			d.Dict = []string{}
 		}
-		data[ci] = d
+		return true, nil
 	}
-	return nil
 }
 
 // gathered holds one input's values of one column over a row range.

@@ -16,9 +16,11 @@ import (
 type rowSource interface {
 	columns() []segment.ColumnDesc
 	rows() int
-	// fill writes sorted rows [from, to) of every column into data, reusing
-	// its entries; a column with no value in the range gets nil.
-	fill(from, to int, data []*segment.ColumnData) error
+	// fillColumn writes sorted rows [from, to) of column ci into d
+	// (reusing its slices) and reports whether any row has a value. One
+	// column at a time keeps a block's worth of one column in memory, not
+	// of every column.
+	fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error)
 }
 
 // headSource presents a frozen head's rows sorted by timestamp.
@@ -66,15 +68,11 @@ func newHeadSource(v *headView) *headSource {
 func (hs *headSource) columns() []segment.ColumnDesc { return hs.cols }
 func (hs *headSource) rows() int                     { return hs.v.rows }
 
-func (hs *headSource) fill(from, to int, data []*segment.ColumnData) error {
+func (hs *headSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error) {
 	n := to - from
-	for ci := range hs.v.cols {
+	{
 		c := &hs.v.cols[ci]
 		c.buildRank()
-		d := data[ci]
-		if d == nil {
-			d = &segment.ColumnData{}
-		}
 		resetColumnData(d, c.typ, n)
 		if c.typ == segment.TypeString && c.dictMap {
 			// Hand the head's dictionary codes through.
@@ -108,13 +106,8 @@ func (hs *headSource) fill(from, to int, data []*segment.ColumnData) error {
 				}
 			}
 		}
-		if any {
-			data[ci] = d
-		} else {
-			data[ci] = nil
-		}
+		return any, nil
 	}
-	return nil
 }
 
 func resetColumnData(d *segment.ColumnData, t segment.ColType, n int) {
@@ -179,18 +172,37 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 	for _, p := range s.opts.TextIndexPaths {
 		text[p] = true
 	}
-	data := make([]*segment.ColumnData, len(cols))
+	tsCol := slices.IndexFunc(cols, func(c segment.ColumnDesc) bool {
+		return c.Path == "timestamp" && c.Type == segment.TypeTimestamp
+	})
+	if tsCol < 0 {
+		return nil, errors.New("no timestamp column")
+	}
+	var tsData, colData segment.ColumnData
 	total := src.rows()
 	for from := 0; from < total; from += s.opts.BlockRows {
 		to := min(from+s.opts.BlockRows, total)
-		if err := src.fill(from, to, data); err != nil {
+		if _, err := src.fillColumn(tsCol, from, to, &tsData); err != nil {
 			return nil, err
 		}
-		if err := w.WriteBlock(to-from, data); err != nil {
+		if err := w.BeginBlock(to-from, &tsData); err != nil {
 			return nil, err
 		}
 		for ci, c := range cols {
-			d := data[ci]
+			d := &tsData
+			if ci != tsCol {
+				d = &colData
+				present, err := src.fillColumn(ci, from, to, d)
+				if err != nil {
+					return nil, err
+				}
+				if !present {
+					d = nil
+				}
+			}
+			if err := w.WriteColumn(ci, d); err != nil {
+				return nil, err
+			}
 			if d == nil {
 				continue
 			}
@@ -208,6 +220,9 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 			case segment.TypeBool:
 				ib.AddBools(c.Path, uint32(from), v)
 			}
+		}
+		if err := w.EndBlock(); err != nil {
+			return nil, err
 		}
 	}
 	if !ib.Empty() {

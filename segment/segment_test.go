@@ -558,3 +558,55 @@ func TestWriteFromCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestColumnAtATime: a block written one column at a time, in any order,
+// reads back as the same block written whole; misuse is refused.
+func TestColumnAtATime(t *testing.T) {
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	cols := []ColumnDesc{{Path: "timestamp", Type: TypeTimestamp}, {Path: "n", Type: TypeInt64}, {Path: "s", Type: TypeString}}
+	ts := &ColumnData{Ints: []int64{1, 2, 3}}
+	n := &ColumnData{Ints: []int64{10, 20, 30}}
+	str := &ColumnData{Strs: []string{"a", "", "c"}, Nulls: vec.NewBitset(3)}
+	str.Nulls.Set(1)
+	f, _ := fs.Create("/d/x.seg")
+	w, err := NewWriter(f, cols, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteColumn(1, n); err == nil {
+		t.Fatal("column outside a block accepted")
+	}
+	if err := w.BeginBlock(3, ts); err != nil {
+		t.Fatal(err)
+	}
+	for _, ci := range []int{2, 0, 1} {
+		if err := w.WriteColumn(ci, []*ColumnData{ts, n, str}[ci]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteColumn(1, n); err == nil {
+		t.Fatal("column written twice accepted")
+	}
+	if err := w.Finish(); err == nil {
+		t.Fatal("finish inside a block accepted")
+	}
+	if err := w.EndBlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.BeginBlock(1, &ColumnData{Ints: []int64{4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.EndBlock(); err == nil {
+		t.Fatal("block without its timestamp column accepted")
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := openSegment(t, fs, "/d/x.seg")
+	defer r.Close()
+	if got := fmt.Sprint(readAll(t, r, 0), readAll(t, r, 1), readAll(t, r, 2)); got != "[1 2 3] [10 20 30] [a <nil> c]" {
+		t.Fatalf("read back %s", got)
+	}
+}

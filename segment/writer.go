@@ -70,6 +70,10 @@ func encoderFor(level int) *zstd.Encoder {
 		e, err := zstd.NewWriter(nil,
 			zstd.WithEncoderLevel(zstd.EncoderLevel(level)),
 			zstd.WithEncoderConcurrency(2),
+			// Units are pages of ~PageBytes and dictionaries: a small
+			// window loses almost nothing and spares the 8 MiB-per-encoder
+			// history buffers of the default.
+			zstd.WithWindowSize(1<<20),
 			zstd.WithZeroFrames(true),
 			zstd.WithEncoderCRC(false)) // units carry their own CRC32-C
 		if err != nil {
@@ -91,6 +95,8 @@ type Writer struct {
 
 	cols     []ColumnDesc
 	blocks   []blockMeta
+	cur      *blockMeta // the block being written (BeginBlock..EndBlock)
+	curCols  []bool     // columns of cur written so far
 	sections []sectionMeta
 	rows     int
 	minTime  int64
@@ -170,20 +176,38 @@ func (w *Writer) writeUnit(payload []byte, compress bool) (int64, int64) {
 	return off, w.off - off
 }
 
-// WriteBlock writes one block of rows. data follows the column directory;
-// a nil entry means the column has no value in this block. The block's
-// rows must be sorted by timestamp, which must be present in every row.
+// WriteBlock writes one block: rows rows of every column (data[i] is
+// column i; nil means no value in the block), sorted by timestamp. It is
+// BeginBlock, WriteColumn for each column, EndBlock.
 func (w *Writer) WriteBlock(rows int, data []*ColumnData) error {
+	if len(data) != len(w.cols) {
+		return fmt.Errorf("segment: block has %d columns, directory %d", len(data), len(w.cols))
+	}
+	if err := w.BeginBlock(rows, data[w.tsCol]); err != nil {
+		return err
+	}
+	for ci, d := range data {
+		if err := w.WriteColumn(ci, d); err != nil {
+			return err
+		}
+	}
+	return w.EndBlock()
+}
+
+// BeginBlock starts a block of rows rows whose timestamps are ts (sorted,
+// one in every row). The columns follow with WriteColumn, the timestamp
+// column among them, in any order, so that a caller holds one column in
+// memory at a time; EndBlock closes the block.
+func (w *Writer) BeginBlock(rows int, ts *ColumnData) error {
 	if w.err != nil {
 		return w.err
+	}
+	if w.cur != nil {
+		return errors.New("segment: BeginBlock inside a block")
 	}
 	if rows <= 0 || rows > maxBlockRows {
 		return fmt.Errorf("segment: block of %d rows (1..%d)", rows, maxBlockRows)
 	}
-	if len(data) != len(w.cols) {
-		return fmt.Errorf("segment: block has %d columns, directory %d", len(data), len(w.cols))
-	}
-	ts := data[w.tsCol]
 	if ts == nil || len(ts.Ints) < rows || (ts.Nulls != nil && ts.Nulls.Any()) {
 		return errors.New("segment: block without a timestamp in every row")
 	}
@@ -192,47 +216,92 @@ func (w *Writer) WriteBlock(rows int, data []*ColumnData) error {
 			return fmt.Errorf("segment: block rows not sorted by timestamp at row %d", i)
 		}
 	}
-	bm := blockMeta{rows: rows, firstRow: w.rows, minTime: ts.Ints[0], maxTime: ts.Ints[rows-1]}
-	for ci, d := range data {
-		if d == nil {
-			continue
-		}
-		if err := checkColumnData(w.cols[ci].Type, d, rows); err != nil {
-			return fmt.Errorf("segment: column %q: %w", w.cols[ci].Path, err)
-		}
-		p := planChunk(w.cols[ci].Type, d, rows)
-		if p.present == 0 {
-			continue
-		}
-		cm := chunkMeta{col: ci, enc: p.enc, width: p.width, present: p.present, stats: p.stats}
-		if p.enc == encDict {
-			w.scratch = p.appendDict(w.scratch[:0])
-			cm.dictEntries = len(p.dictStrs) + len(p.dictInts)
-			cm.dictOff, cm.dictLen = w.writeUnit(w.scratch, true)
-		}
-		// Cut pages by estimated encoded size, never more of them than a
-		// reader accepts (huge values in a huge block).
-		minPageRows := (rows + maxPagesPerChunk - 1) / maxPagesPerChunk
-		from, size := 0, 0
-		for r := 0; r < rows; r++ {
-			size += p.rowCost(d, r)
-			if (size >= w.opts.PageBytes && r+1-from >= minPageRows) || r == rows-1 {
-				w.scratch = p.appendPage(w.scratch[:0], w.cols[ci].Type, d, from, r+1)
-				off, ln := w.writeUnit(w.scratch, true)
-				cm.pages = append(cm.pages, pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln})
-				from, size = r+1, 0
-			}
-		}
-		bm.chunks = append(bm.chunks, cm)
+	w.cur = &blockMeta{rows: rows, firstRow: w.rows, minTime: ts.Ints[0], maxTime: ts.Ints[rows-1]}
+	w.curCols = make([]bool, len(w.cols))
+	return nil
+}
+
+// WriteColumn writes column ci of the current block; d nil (or all NULL)
+// leaves the column out of the block. Data that does not fit the column
+// (too few values, codes outside the dictionary) is an error that abandons
+// the block; the segment stays writable.
+func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
+	if w.err != nil {
+		return w.err
 	}
+	bm := w.cur
+	if bm == nil {
+		return errors.New("segment: WriteColumn outside a block")
+	}
+	if ci < 0 || ci >= len(w.cols) || w.curCols[ci] {
+		return fmt.Errorf("segment: column %d written twice or out of range", ci)
+	}
+	w.curCols[ci] = true
+	if d == nil {
+		return nil
+	}
+	rows := bm.rows
+	if err := checkColumnData(w.cols[ci].Type, d, rows); err != nil {
+		w.cur, w.curCols = nil, nil
+		return fmt.Errorf("segment: column %q: %w", w.cols[ci].Path, err)
+	}
+	if ci == w.tsCol {
+		if (d.Nulls != nil && d.Nulls.Any()) || d.Ints[0] != bm.minTime || d.Ints[rows-1] != bm.maxTime {
+			w.cur, w.curCols = nil, nil
+			return errors.New("segment: timestamp column differs from the block's timestamps")
+		}
+	}
+	p := planChunk(w.cols[ci].Type, d, rows)
+	if p.present == 0 {
+		return nil
+	}
+	cm := chunkMeta{col: ci, enc: p.enc, width: p.width, present: p.present, stats: p.stats}
+	if p.enc == encDict {
+		w.scratch = p.appendDict(w.scratch[:0])
+		cm.dictEntries = len(p.dictStrs) + len(p.dictInts)
+		cm.dictOff, cm.dictLen = w.writeUnit(w.scratch, true)
+	}
+	// Cut pages by estimated encoded size, never more of them than a
+	// reader accepts (huge values in a huge block).
+	minPageRows := (rows + maxPagesPerChunk - 1) / maxPagesPerChunk
+	from, size := 0, 0
+	for r := 0; r < rows; r++ {
+		size += p.rowCost(d, r)
+		if (size >= w.opts.PageBytes && r+1-from >= minPageRows) || r == rows-1 {
+			w.scratch = p.appendPage(w.scratch[:0], w.cols[ci].Type, d, from, r+1)
+			off, ln := w.writeUnit(w.scratch, true)
+			cm.pages = append(cm.pages, pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln})
+			from, size = r+1, 0
+		}
+	}
+	bm.chunks = append(bm.chunks, cm)
+	return w.err
+}
+
+// EndBlock finishes the current block.
+func (w *Writer) EndBlock() error {
+	if w.err != nil {
+		return w.err
+	}
+	bm := w.cur
+	if bm == nil {
+		return errors.New("segment: EndBlock outside a block")
+	}
+	ok := w.curCols[w.tsCol]
+	w.cur, w.curCols = nil, nil
+	if !ok {
+		return errors.New("segment: block without its timestamp column (block abandoned)")
+	}
+	// Chunks in column order, as a reader of the footer expects them.
+	slices.SortFunc(bm.chunks, func(a, b chunkMeta) int { return a.col - b.col })
 	if len(w.blocks) == 0 || bm.minTime < w.minTime {
 		w.minTime = bm.minTime
 	}
 	if len(w.blocks) == 0 || bm.maxTime > w.maxTime {
 		w.maxTime = bm.maxTime
 	}
-	w.blocks = append(w.blocks, bm)
-	w.rows += rows
+	w.blocks = append(w.blocks, *bm)
+	w.rows += bm.rows
 	return w.err
 }
 
@@ -273,6 +342,9 @@ func checkColumnData(t ColType, d *ColumnData, rows int) error {
 // AddSection stores an opaque named byte section (e.g. the index) in the
 // segment, compressed, under its own checksum.
 func (w *Writer) AddSection(name string, data []byte) error {
+	if w.cur != nil {
+		return errors.New("segment: a block is still open")
+	}
 	if len(w.sections) >= maxSections {
 		return errors.New("segment: too many sections")
 	}
@@ -284,6 +356,9 @@ func (w *Writer) AddSection(name string, data []byte) error {
 // Finish writes the footer and trailer, flushes and syncs the file. It
 // does not close it.
 func (w *Writer) Finish() error {
+	if w.cur != nil {
+		return errors.New("segment: a block is still open")
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -328,6 +403,9 @@ func (w *Writer) WriteUnit(payload []byte) (off, length int64, err error) {
 // directory. With recompress, each unit's payload is compressed again at
 // this writer's level (worth it when r was written at a faster level).
 func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) error {
+	if w.cur != nil {
+		return errors.New("segment: a block is still open")
+	}
 	if w.err != nil {
 		return w.err
 	}

@@ -19,6 +19,7 @@ func TestImportBoundaries(t *testing.T) {
 		"github.com/sediment/sediment/engine/catalog":  true,
 		"github.com/sediment/sediment/engine/event":    true,
 		"github.com/sediment/sediment/engine/lqlmatch": true,
+		"github.com/sediment/sediment/engine/search":   true,
 		"github.com/sediment/sediment/httpapi/ingest":  true,
 		"github.com/sediment/sediment/sql/lql":         true,
 		"github.com/valyala/fasthttp":                  true,

@@ -135,6 +135,24 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		case sub == "recent" && get:
 			s.recentEvents(ctx, token)
 			return
+		case sub == "search" && token != "":
+			switch {
+			case get || method == fasthttp.MethodPost:
+				s.handleSearch(ctx, token)
+				return
+			case method == fasthttp.MethodOptions:
+				preflight(ctx, corsEndpoints)
+				return
+			}
+		case sub == "tail" && token != "":
+			switch method {
+			case fasthttp.MethodGet:
+				s.handleTail(ctx, token)
+				return
+			case fasthttp.MethodOptions:
+				preflight(ctx, corsEndpoints)
+				return
+			}
 		}
 	}
 	if rest, ok := strings.CutPrefix(path, "/api/endpoints/"); ok && !strings.Contains(rest, "/") {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/engine/search"
 	"github.com/sediment/sediment/httpapi/ingest"
 )
 
@@ -48,6 +49,20 @@ type Options struct {
 	// 503, before it stops accepting connections, so that load balancers
 	// notice (default 0).
 	DrainDelay time.Duration
+
+	// MaxTails bounds the live tails open at once; past it /tail answers
+	// 429 (default 64).
+	MaxTails int
+	// TailBuffer is how many committed batches of events a live tail may
+	// have waiting before the engine drops batches for it (default 64).
+	TailBuffer int
+	// TailKeepAlive is how often an idle live tail sends a `: keep-alive`
+	// comment (default 15 s); it is also how soon a tail notices a client
+	// that went away while no event matched.
+	TailKeepAlive time.Duration
+	// TailWriteTimeout ends a live tail whose client has not accepted a
+	// write for this long (default 60 s).
+	TailWriteTimeout time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -74,6 +89,18 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.QueryTimeout <= 0 {
 		o.QueryTimeout = 65 * time.Second
+	}
+	if o.MaxTails <= 0 {
+		o.MaxTails = 64
+	}
+	if o.TailBuffer <= 0 {
+		o.TailBuffer = 64
+	}
+	if o.TailKeepAlive <= 0 {
+		o.TailKeepAlive = 15 * time.Second
+	}
+	if o.TailWriteTimeout <= 0 {
+		o.TailWriteTimeout = 60 * time.Second
 	}
 	return o, nil
 }
@@ -103,6 +130,8 @@ type Server struct {
 	rules   ruleCache
 	recent  recentStore
 	stats   counters
+	search  *search.Searcher
+	tails   tailRegistry
 
 	unsubscribe func()
 	shutdown    sync.Once
@@ -144,6 +173,7 @@ func New(opts Options) (*Server, error) {
 		s.runner.Store(&runnerBox{o.Runner})
 	}
 	s.workers.New = func() any { return newIngestWorker(o.MaxBodyBytes) }
+	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout})
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
 		ErrorHandler:                 s.handleProtocolError,
@@ -246,8 +276,9 @@ func (s *Server) Stats() Stats {
 }
 
 // Shutdown drains the server: /ready answers 503 at once; after
-// DrainDelay the listeners close, requests in flight finish (their engine
-// appends complete and are acknowledged) and idle connections close. It
+// DrainDelay live tails end, the listeners close, requests in flight
+// finish (their engine appends complete and are acknowledged) and idle
+// connections close. It
 // returns when no connection is left or ctx ends (then with ctx's error,
 // and queries still running are cancelled). The caller closes the engine
 // afterwards. Calling it again returns the first result.
@@ -262,6 +293,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 				t.Stop()
 			}
 		}
+		// Live tails never end on their own: end them, or the server
+		// would wait for them until ctx ends.
+		s.tails.closeAll()
 		s.shutdownErr = s.srv.ShutdownWithContext(ctx)
 		s.cancel()
 		s.unsubscribe()

@@ -538,10 +538,11 @@ func decodePage(body []byte, t ColType, c *chunkMeta, p *pageMeta, dict *dictDat
 		}
 		return nil
 	case encDelta:
-		// Sequential: decode from the page start.
-		db := decbuf{b: rest}
+		// Sequential: decode from the page start. The loop reads varints
+		// by index into a local slice: a decbuf's reslicing through a
+		// pointer costs a GC write barrier per value while GC runs.
 		prev := int64(0)
-		vi := 0
+		vi, pos := 0, 0
 		for r := 0; r < hi; r++ {
 			if !isPresent(r) {
 				if r >= lo {
@@ -549,14 +550,16 @@ func decodePage(body []byte, t ColType, c *chunkMeta, p *pageMeta, dict *dictDat
 				}
 				continue
 			}
-			prev += unzigzag(db.uvarint())
+			x, n := binary.Uvarint(rest[pos:])
+			if n <= 0 {
+				return errShort
+			}
+			pos += n
+			prev += unzigzag(x)
 			vi++
 			if r >= lo {
 				dst.Ints[dstOff+r-lo] = prev
 			}
-		}
-		if db.err != nil {
-			return db.err
 		}
 		if vi > present {
 			return errors.New("delta values exceed present count")
@@ -611,21 +614,19 @@ func decodePage(body []byte, t ColType, c *chunkMeta, p *pageMeta, dict *dictDat
 		return nil
 	case encBytes:
 		// Lengths of all present values, then the bytes.
-		db := decbuf{b: rest}
 		lens := make([]uint32, present)
 		total := uint64(0)
+		pos := 0
 		for i := range lens {
-			l := db.uvarint()
-			if l > uint64(len(rest)) {
+			l, n := binary.Uvarint(rest[pos:])
+			if n <= 0 || l > uint64(len(rest)) {
 				return errShort
 			}
+			pos += n
 			lens[i] = uint32(l)
 			total += l
 		}
-		if db.err != nil {
-			return db.err
-		}
-		data := db.b
+		data := rest[pos:]
 		if uint64(len(data)) < total {
 			return errShort
 		}

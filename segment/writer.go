@@ -26,13 +26,21 @@ type WriterOptions struct {
 	// ZstdLevel is the klauspost/compress zstd level: 1 fastest, 2 default,
 	// 3 better, 4 best. Default 1.
 	ZstdLevel int
+	// PageRows caps the rows of a page whatever their size (default 8192):
+	// the newest rows of a block, which most queries want, then sit in a
+	// small last page even for narrow columns (timestamps, dictionary
+	// codes) that would otherwise fill a block's worth of rows per page.
+	PageRows int
 }
 
 func (o *WriterOptions) withDefaults() WriterOptions {
-	out := WriterOptions{PageBytes: 256 << 10, ZstdLevel: 1}
+	out := WriterOptions{PageBytes: 256 << 10, ZstdLevel: 1, PageRows: 8192}
 	if o != nil {
 		if o.PageBytes > 0 {
 			out.PageBytes = o.PageBytes
+		}
+		if o.PageRows > 0 {
+			out.PageRows = o.PageRows
 		}
 		if o.ZstdLevel >= 1 && o.ZstdLevel <= 4 {
 			out.ZstdLevel = o.ZstdLevel
@@ -267,7 +275,7 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 	from, size := 0, 0
 	for r := 0; r < rows; r++ {
 		size += p.rowCost(d, r)
-		if (size >= w.opts.PageBytes && r+1-from >= minPageRows) || r == rows-1 {
+		if ((size >= w.opts.PageBytes || r+1-from >= w.opts.PageRows) && r+1-from >= minPageRows) || r == rows-1 {
 			w.scratch = p.appendPage(w.scratch[:0], w.cols[ci].Type, d, from, r+1)
 			off, ln := w.writeUnit(w.scratch, true)
 			cm.pages = append(cm.pages, pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln})

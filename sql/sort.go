@@ -162,7 +162,9 @@ func (o *sortOp) fill(ec *evalCtx) error {
 			o.batches[bi] = &sortBatch{} // nothing kept from it
 			o.q.reserve(-batchBytes(b))
 		}
-		if o.limit >= 0 && int64(len(o.rows)) > 2*k+1024 {
+		// Truncate once rows pile up; and as soon as there are K rows when
+		// the scan can use the K-th row's time to skip units.
+		if o.limit >= 0 && (int64(len(o.rows)) > 2*k+1024 || (o.prune != nil && o.bound == nil && k > 0 && int64(len(o.rows)) >= k)) {
 			o.truncate(k)
 		}
 	}

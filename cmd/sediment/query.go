@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,6 +31,8 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	format := fl.String("format", "table", "output: table or json (Logflare's {\"result\": [...]})")
 	maxRows := fl.Int("max-rows", 1000, "rows to print at most")
 	explain := fl.Bool("explain", false, "print the optimised plan instead of running the query")
+	repeat := fl.Int("repeat", 1, "run the query this many times (timing; the last result is printed)")
+	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	var params paramFlags
 	fl.Var(&params, "param", "bind a parameter, name=value (repeatable)")
 	fl.Usage = func() {
@@ -72,11 +76,29 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, plan)
 		return 0
 	}
-	start := time.Now()
-	res, err := svc.Query(context.Background(), fl.Arg(0), params.m, *maxRows)
-	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return 1
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "sediment query:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "sediment query:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var res *sql.Result
+	var took []time.Duration
+	for range max(*repeat, 1) {
+		start := time.Now()
+		res, err = svc.Query(context.Background(), fl.Arg(0), params.m, *maxRows)
+		if err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			return 1
+		}
+		took = append(took, time.Since(start))
 	}
 	if *format == "json" {
 		b := []byte(`{"result":`)
@@ -85,7 +107,13 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	printTable(stdout, res)
-	fmt.Fprintf(stderr, "%d rows in %s\n", res.Len, time.Since(start).Round(time.Microsecond))
+	if len(took) == 1 {
+		fmt.Fprintf(stderr, "%d rows in %s\n", res.Len, took[0].Round(time.Microsecond))
+	} else {
+		slices.Sort(took)
+		fmt.Fprintf(stderr, "%d rows; %d runs: min %s, median %s, max %s\n", res.Len, len(took),
+			took[0].Round(time.Microsecond), took[len(took)/2].Round(time.Microsecond), took[len(took)-1].Round(time.Microsecond))
+	}
 	return 0
 }
 

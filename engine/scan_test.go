@@ -519,3 +519,31 @@ func TestLike(t *testing.T) {
 	}
 	_ = math.NaN
 }
+
+func TestWithoutImpliedNotNull(t *testing.T) {
+	notNull := func(p string) scan.Predicate { return scan.Predicate{Path: p, Op: scan.IsNotNull} }
+	isNull := func(p string) scan.Predicate { return scan.Predicate{Path: p, Op: scan.IsNull} }
+	eq := func(p string) scan.Predicate {
+		return scan.Predicate{Path: p, Type: vec.Int64, Op: scan.Eq, Args: []scan.Const{{Type: vec.Int64, Int: 500}}}
+	}
+	paths := func(ps []scan.Predicate) (out []string) {
+		for _, p := range ps {
+			op := map[scan.Op]string{scan.IsNotNull: "IS NOT NULL", scan.IsNull: "IS NULL", scan.Eq: "="}[p.Op]
+			out = append(out, op+" "+p.Path)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		in   []scan.Predicate
+		want string
+	}{
+		{[]scan.Predicate{notNull("metadata"), notNull("metadata.response"), eq("metadata.response.status_code")}, "[= metadata.response.status_code]"},
+		{[]scan.Predicate{notNull("metadata"), isNull("metadata.response.status_code")}, "[IS NOT NULL metadata IS NULL metadata.response.status_code]"},
+		{[]scan.Predicate{notNull("metadata"), eq("metadatax.a")}, "[IS NOT NULL metadata = metadatax.a]"},
+		{[]scan.Predicate{notNull("m"), notNull("m.r")}, "[IS NOT NULL m.r]"},
+	} {
+		if got := fmt.Sprint(paths(withoutImpliedNotNull(tc.in))); got != tc.want {
+			t.Errorf("got %s, want %s", got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -28,7 +29,7 @@ type shardScan struct {
 
 func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan, error) {
 	sc := &shardScan{sn: sn, req: req}
-	for _, p := range req.Filters {
+	for _, p := range withoutImpliedNotNull(req.Filters) {
 		cp, err := compilePred(p)
 		if err != nil {
 			return nil, err
@@ -71,6 +72,34 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan,
 		})
 	}
 	return sc, nil
+}
+
+// withoutImpliedNotNull drops `record IS NOT NULL` where another filter on
+// a field below the record can only be true when the field, and so the
+// record, is there (CROSS JOIN UNNEST(m.response) ... WHERE
+// response.status_code = 500 needs no separate check of response).
+func withoutImpliedNotNull(filters []scan.Predicate) []scan.Predicate {
+	acceptsNull := func(q scan.Predicate) bool {
+		return (q.Op == scan.IsNull && !q.Not) || (q.Op == scan.IsNotNull && q.Not)
+	}
+	implied := func(p scan.Predicate) bool {
+		if !(p.Op == scan.IsNotNull && !p.Not) && !(p.Op == scan.IsNull && p.Not) {
+			return false
+		}
+		for _, q := range filters {
+			if !acceptsNull(q) && strings.HasPrefix(q.Path, p.Path+".") {
+				return true // every other operator is false or NULL on NULL
+			}
+		}
+		return false
+	}
+	out := filters[:0:0]
+	for _, p := range filters {
+		if !implied(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func predCost(p *pred) int {

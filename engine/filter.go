@@ -49,11 +49,13 @@ func compilePred(p scan.Predicate) (*pred, error) {
 		default:
 			cp.intSet = map[int64]struct{}{}
 			for _, a := range p.Args {
-				if !a.Null {
+				switch {
+				case a.Null:
+				case p.Type == vec.Bool:
+					// A bool argument's Int is unset: only its Bool counts.
+					cp.intSet[b2i(a.Bool)] = struct{}{}
+				default:
 					cp.intSet[a.Int] = struct{}{}
-					if p.Type == vec.Bool {
-						cp.intSet[b2i(a.Bool)] = struct{}{}
-					}
 				}
 			}
 		}

@@ -20,6 +20,7 @@ type command struct {
 // subcommand lives in its own file.
 var commands = map[string]command{
 	"serve": {summary: "run the HTTP server (Logflare-compatible API)", run: runServe},
+	"bench": {summary: "measure ingest, queries and storage settings (ingest, query, sweep, compare)", run: runBench},
 }
 
 func main() {

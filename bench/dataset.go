@@ -1,0 +1,297 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sediment/sediment/bench/gen"
+)
+
+// SourceWeight is one source of a Dataset and its share of the events.
+type SourceWeight struct {
+	Source gen.Source
+	Weight int
+}
+
+// EdgeOnly is the mix of a platform edge: every event is an edge request log.
+func EdgeOnly() []SourceWeight { return []SourceWeight{{gen.EdgeLogs, 1}} }
+
+// SupabaseMix is the mix of a busy Supabase project, all nine sources: the
+// API gateway's request logs dominate, then the database's, the services'
+// own logs share the rest.
+func SupabaseMix() []SourceWeight {
+	return []SourceWeight{
+		{gen.EdgeLogs, 40},
+		{gen.PostgresLogs, 20},
+		{gen.FunctionEdgeLogs, 5},
+		{gen.FunctionLogs, 5},
+		{gen.AuthLogs, 8},
+		{gen.RealtimeLogs, 6},
+		{gen.StorageLogs, 8},
+		{gen.PostgRESTLogs, 6},
+		{gen.PgBouncerLogs, 2},
+	}
+}
+
+// ParseSources reads a --sources value: "edge" (EdgeOnly), "all"
+// (SupabaseMix), or a comma-separated list of source names or Studio table
+// names, each optionally with "=weight" (default 1).
+func ParseSources(s string) ([]SourceWeight, error) {
+	switch strings.TrimSpace(s) {
+	case "", "edge":
+		return EdgeOnly(), nil
+	case "all":
+		return SupabaseMix(), nil
+	}
+	var out []SourceWeight
+	seen := map[gen.Source]bool{}
+	for _, part := range strings.Split(s, ",") {
+		name, weight, hasWeight := strings.Cut(strings.TrimSpace(part), "=")
+		src, ok := gen.SourceByName(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown source %q (a source name such as cloudflare.logs.prod or a table such as edge_logs)", name)
+		}
+		if seen[src] {
+			return nil, fmt.Errorf("source %q listed twice", name)
+		}
+		seen[src] = true
+		w := 1
+		if hasWeight {
+			if _, err := fmt.Sscanf(weight, "%d", &w); err != nil || w <= 0 {
+				return nil, fmt.Errorf("bad weight %q for %s", weight, name)
+			}
+		}
+		out = append(out, SourceWeight{src, w})
+	}
+	return out, nil
+}
+
+// Dataset describes generated events: which sources, in which shape, how
+// many, and where they lie in log time. The same Dataset (with the same
+// End) always yields the same bytes.
+type Dataset struct {
+	Shape    gen.Shape
+	Seed     int64
+	Sources  []SourceWeight // default EdgeOnly
+	Projects int            // platform projects (default gen.DefaultProjects)
+	Events   int
+	// End is the log time of the newest event (default now, truncated to
+	// the second); Span is the log time the events cover (default 24h).
+	End  time.Time
+	Span time.Duration
+}
+
+// WithDefaults returns d with its zero fields set; End becomes now.
+func (d Dataset) WithDefaults() Dataset {
+	if len(d.Sources) == 0 {
+		d.Sources = EdgeOnly()
+	}
+	if d.Projects <= 0 {
+		d.Projects = gen.DefaultProjects
+	}
+	if d.Span <= 0 {
+		d.Span = 24 * time.Hour
+	}
+	if d.End.IsZero() {
+		d.End = time.Now().UTC().Truncate(time.Second)
+	}
+	return d
+}
+
+// Start is the log time of the oldest event.
+func (d Dataset) Start() time.Time { return d.End.Add(-d.Span) }
+
+// Project is the project the query suite filters on: "default" for the
+// self-hosted shape, else the busiest platform project.
+func (d Dataset) Project() string {
+	if d.Shape != gen.Platform {
+		return gen.SelfHostedProject
+	}
+	return gen.ProjectRefs(d.Seed, max(d.Projects, 1))[0]
+}
+
+// Has reports whether the dataset holds events of src.
+func (d Dataset) Has(src gen.Source) bool {
+	for _, s := range d.Sources {
+		if s.Source == src {
+			return true
+		}
+	}
+	return false
+}
+
+// quotas splits Events over the sources by weight; the remainder goes to
+// the first sources.
+func (d Dataset) quotas() []int {
+	total := 0
+	for _, s := range d.Sources {
+		total += s.Weight
+	}
+	q := make([]int, len(d.Sources))
+	given := 0
+	for i, s := range d.Sources {
+		q[i] = d.Events * s.Weight / total
+		given += q[i]
+	}
+	for i := 0; given < d.Events; i = (i + 1) % len(q) {
+		q[i]++
+		given++
+	}
+	return q
+}
+
+// Batch is one request's worth of events of one source.
+type Batch struct {
+	Source gen.Source
+	Events int
+	Body   []byte // a JSON array, Vector's body
+}
+
+// Producer deals a Dataset out as batches, interleaving the sources in
+// proportion to their quotas so that every source advances through log
+// time together. Not safe for concurrent use.
+type Producer struct {
+	size    int
+	gens    []*gen.Generator
+	srcs    []gen.Source
+	quota   []int
+	emitted []int
+	left    int
+}
+
+// NewProducer returns a producer of batches of batchSize events (the last
+// batch of a source may be smaller).
+func (d Dataset) NewProducer(batchSize int) *Producer {
+	d = d.WithDefaults()
+	p := &Producer{size: max(batchSize, 1), quota: d.quotas(), left: d.Events}
+	p.emitted = make([]int, len(d.Sources))
+	for i, s := range d.Sources {
+		rate := 1.0
+		if p.quota[i] > 0 {
+			rate = float64(p.quota[i]) / d.Span.Seconds()
+		}
+		p.gens = append(p.gens, gen.New(s.Source, gen.Options{
+			Seed:     d.Seed,
+			Start:    d.Start(),
+			Rate:     rate,
+			Projects: d.Projects,
+			Shape:    d.Shape,
+		}))
+		p.srcs = append(p.srcs, s.Source)
+	}
+	return p
+}
+
+// Remaining returns the events not yet produced.
+func (p *Producer) Remaining() int { return p.left }
+
+// Next appends the next batch's body to dst[:0] and returns the batch; ok
+// is false when every event has been produced.
+func (p *Producer) Next(dst []byte) (b Batch, ok bool) {
+	pick := -1
+	for i := range p.quota {
+		if p.emitted[i] >= p.quota[i] {
+			continue
+		}
+		// The source furthest behind its share goes next: emitted/quota
+		// smallest, compared without division.
+		if pick < 0 || p.emitted[i]*p.quota[pick] < p.emitted[pick]*p.quota[i] {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		return Batch{}, false
+	}
+	n := min(p.size, p.quota[pick]-p.emitted[pick])
+	p.emitted[pick] += n
+	p.left -= n
+	return Batch{Source: p.srcs[pick], Events: n, Body: p.gens[pick].AppendVectorBatch(dst[:0], n)}, true
+}
+
+// manifestFile is where a bench run records the dataset it loaded into a
+// data directory, for a later `sediment bench query --data-dir`.
+const manifestFile = "bench-dataset.json"
+
+// manifest is the JSON form of a Dataset.
+type manifest struct {
+	Shape    string         `json:"shape"`
+	Seed     int64          `json:"seed"`
+	Sources  map[string]int `json:"sources"`
+	Projects int            `json:"projects"`
+	Events   int            `json:"events"`
+	Start    time.Time      `json:"start"`
+	End      time.Time      `json:"end"`
+}
+
+// DatasetInfo is a Dataset as reports show it.
+type DatasetInfo struct {
+	Shape    string         `json:"shape"`
+	Seed     int64          `json:"seed"`
+	Sources  map[string]int `json:"sources"`
+	Projects int            `json:"projects,omitempty"`
+	Events   int            `json:"events"`
+	Start    time.Time      `json:"start"`
+	End      time.Time      `json:"end"`
+}
+
+// Info describes d for a report.
+func (d Dataset) Info() DatasetInfo {
+	d = d.WithDefaults()
+	m := DatasetInfo{Shape: d.Shape.String(), Seed: d.Seed, Sources: map[string]int{}, Events: d.Events, Start: d.Start(), End: d.End}
+	if d.Shape == gen.Platform {
+		m.Projects = d.Projects
+	}
+	for _, s := range d.Sources {
+		m.Sources[s.Source.Name()] = s.Weight
+	}
+	return m
+}
+
+// SaveManifest records d in dataDir.
+func SaveManifest(dataDir string, d Dataset) error {
+	d = d.WithDefaults()
+	m := manifest{Shape: d.Shape.String(), Seed: d.Seed, Sources: map[string]int{}, Projects: d.Projects, Events: d.Events, Start: d.Start(), End: d.End}
+	for _, s := range d.Sources {
+		m.Sources[s.Source.Name()] = s.Weight
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dataDir, manifestFile), append(b, '\n'), 0o644)
+}
+
+// LoadManifest reads the dataset a bench run loaded into dataDir; ok is
+// false when there is none.
+func LoadManifest(dataDir string) (d Dataset, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, manifestFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return d, false, nil
+	}
+	if err != nil {
+		return d, false, err
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return d, false, fmt.Errorf("%s: %w", manifestFile, err)
+	}
+	shape, ok := gen.ParseShape(m.Shape)
+	if !ok {
+		return d, false, fmt.Errorf("%s: unknown shape %q", manifestFile, m.Shape)
+	}
+	d = Dataset{Shape: shape, Seed: m.Seed, Projects: m.Projects, Events: m.Events, End: m.End, Span: m.End.Sub(m.Start)}
+	for _, src := range gen.AllSources() {
+		if w := m.Sources[src.Name()]; w > 0 {
+			d.Sources = append(d.Sources, SourceWeight{src, w})
+		}
+	}
+	if len(d.Sources) == 0 || d.Span <= 0 {
+		return d, false, fmt.Errorf("%s: no sources or an empty time span", manifestFile)
+	}
+	return d, true, nil
+}

@@ -1,0 +1,447 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sediment/sediment/bench"
+	"github.com/sediment/sediment/bench/gen"
+	"github.com/sediment/sediment/engine"
+)
+
+const benchUsage = `usage: sediment bench <ingest|query|sweep|compare> [flags]
+
+  ingest   send generated Supabase logs to a server over HTTP, as Vector does;
+           report events/s, MB/s, p50/p99 request latency, peak RSS of the
+           server and bytes per event on disk after a full compaction
+  query    run the Studio query suite (logs.all with Studio's SQL,
+           usage.api-counts, LQL searches) on a loaded data set; report the
+           median and p99 of each query
+  sweep    ingest the same data in process under a grid of storage settings
+           (block rows, page bytes, zstd levels, segment rows); report ingest
+           rate, bytes per event and query times per setting and name the
+           best for a goal
+  compare  compare two reports written with --format json, metric by metric
+
+Without --url, ingest and query start 'sediment serve' (this binary) as a
+child process on --data-dir (a temporary directory by default), so that the
+peak RSS is the server's own. Client and server share the machine.
+Run 'sediment bench <command> -h' for a command's flags; docs/benchmarking.md
+explains how to compare runs.`
+
+// runBench is `sediment bench`.
+func runBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(stderr, benchUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	switch args[0] {
+	case "ingest":
+		return benchIngest(ctx, args[1:], stdout, stderr)
+	case "query":
+		return benchQuery(ctx, args[1:], stdout, stderr)
+	case "sweep":
+		return benchSweep(ctx, args[1:], stdout, stderr)
+	case "compare":
+		return benchCompare(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "sediment bench: unknown command %q\n\n%s\n", args[0], benchUsage)
+	return 2
+}
+
+// benchFlags are the flags the subcommands share.
+type benchFlags struct {
+	fs       *flag.FlagSet
+	events   int
+	shape    string
+	seed     int64
+	sources  string
+	projects int
+	span     time.Duration
+	format   string
+	save     string
+	noBar    bool
+	dataset  bench.Dataset
+	progress *bench.Progress
+	stderr   io.Writer
+}
+
+func newBenchFlags(name string, defEvents int, stderr io.Writer, usage string) *benchFlags {
+	f := &benchFlags{fs: flag.NewFlagSet("bench "+name, flag.ContinueOnError), stderr: stderr}
+	f.fs.SetOutput(stderr)
+	f.fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr)
+		f.fs.PrintDefaults()
+	}
+	f.fs.IntVar(&f.events, "events", defEvents, "number of events to generate")
+	f.fs.StringVar(&f.shape, "shape", "selfhosted", "event shape: selfhosted (Vector in Supabase's docker setup) or platform (supabase.com)")
+	f.fs.Int64Var(&f.seed, "seed", 1, "generator seed (same seed, same events)")
+	f.fs.StringVar(&f.sources, "sources", "edge", "sources: edge, all (the nine Supabase sources, weighted), or a list such as cloudflare.logs.prod=4,postgres.logs=1")
+	f.fs.IntVar(&f.projects, "projects", gen.DefaultProjects, "platform shape: number of projects events spread over")
+	f.fs.DurationVar(&f.span, "span", 24*time.Hour, "log time the events cover, ending now")
+	f.fs.StringVar(&f.format, "format", "table", "output: table, json or csv")
+	f.fs.StringVar(&f.save, "save", "", "also write the report as JSON to this file (for 'sediment bench compare')")
+	f.fs.BoolVar(&f.noBar, "no-progress", false, "no progress bar (it is drawn only when stderr is a terminal)")
+	return f
+}
+
+// parse parses args and builds the dataset and progress bar.
+func (f *benchFlags) parse(args []string) error {
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if f.fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", f.fs.Args())
+	}
+	shape, ok := gen.ParseShape(f.shape)
+	if !ok {
+		return fmt.Errorf("unknown shape %q (selfhosted or platform)", f.shape)
+	}
+	srcs, err := bench.ParseSources(f.sources)
+	if err != nil {
+		return err
+	}
+	switch f.format {
+	case "table", "json", "csv":
+	default:
+		return fmt.Errorf("unknown format %q (table, json or csv)", f.format)
+	}
+	if f.events < 0 {
+		return errors.New("--events must not be negative")
+	}
+	f.dataset = bench.Dataset{Shape: shape, Seed: f.seed, Sources: srcs, Projects: f.projects, Events: f.events, Span: f.span}.WithDefaults()
+	if file, ok := f.stderr.(*os.File); ok && !f.noBar && bench.IsTerminal(file) {
+		f.progress = bench.NewProgress(f.stderr)
+	}
+	return nil
+}
+
+// usageError reports a flag error: 0 for -h, else 2.
+func usageError(name string, err error, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintf(stderr, "sediment bench %s: %v\n", name, err)
+	return 2
+}
+
+// serverFlags are the flags of ingest and query that choose the server.
+type serverFlags struct {
+	url, key, dataDir, ackMode, serverLog string
+	pid                                   int
+	keep                                  bool
+}
+
+func (s *serverFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.url, "url", "", "drive a running server at this URL (e.g. http://127.0.0.1:4000) instead of starting one")
+	fs.StringVar(&s.key, "key", "", "with --url: access token (ingest needs one that may ingest, query the private one)")
+	fs.IntVar(&s.pid, "server-pid", 0, "with --url: the server's process id, to report its peak RSS")
+	fs.StringVar(&s.dataDir, "data-dir", "", "without --url: the child server's data directory (kept; default a temporary one, removed)")
+	fs.BoolVar(&s.keep, "keep", false, "keep the temporary data directory (its path is reported)")
+	fs.StringVar(&s.ackMode, "ack-mode", "sync", "the child server's --ack-mode: sync or buffered")
+	fs.StringVar(&s.serverLog, "server-log", "", "write the child server's log to this file")
+}
+
+// options returns the child server's options; close closes its log.
+func (s *serverFlags) options() (o bench.ServerOptions, closeLog func(), err error) {
+	if s.url != "" && s.key == "" {
+		return o, nil, errors.New("--url needs --key")
+	}
+	if _, err := engine.ParseAckMode(s.ackMode); err != nil {
+		return o, nil, err
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return o, nil, fmt.Errorf("find the sediment binary: %w", err)
+	}
+	o = bench.ServerOptions{Binary: bin, DataDir: s.dataDir, Args: []string{"--ack-mode", s.ackMode}}
+	closeLog = func() {}
+	if s.serverLog != "" {
+		f, err := os.Create(s.serverLog)
+		if err != nil {
+			return o, nil, err
+		}
+		o.Log, closeLog = f, func() { f.Close() }
+	}
+	return o, closeLog, nil
+}
+
+// emit writes the report (and saves it as JSON when asked) and returns
+// the exit code for runErr.
+func (f *benchFlags) emit(rep *bench.Report, runErr error, stdout, stderr io.Writer) int {
+	if err := rep.Write(stdout, f.format); err != nil {
+		fmt.Fprintln(stderr, "sediment bench:", err)
+		return 1
+	}
+	if f.save != "" {
+		file, err := os.Create(f.save)
+		if err == nil {
+			err = errors.Join(rep.WriteJSON(file), file.Close())
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "sediment bench: save report:", err)
+			return 1
+		}
+	}
+	if runErr != nil {
+		fmt.Fprintln(stderr, "sediment bench:", runErr)
+		return 1
+	}
+	return 0
+}
+
+func benchIngest(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newBenchFlags("ingest", 500_000, stderr, "usage: sediment bench ingest [flags]\n\n"+
+		"Sends --events generated events over --connections connections, --batch events per\n"+
+		"request (Vector's POST /api/logs?source_name=...), and reports the ingest rate, request\n"+
+		"latencies, the server's peak RSS and, once the server has stopped and the data directory\n"+
+		"is fully compacted, bytes per event on disk.")
+	var sf serverFlags
+	sf.register(f.fs)
+	conns := f.fs.Int("connections", 4, "concurrent connections")
+	batch := f.fs.Int("batch", 500, "events per request")
+	if err := f.parse(args); err != nil {
+		return usageError("ingest", err, stderr)
+	}
+	so, closeLog, err := sf.options()
+	if err != nil {
+		return usageError("ingest", err, stderr)
+	}
+	defer closeLog()
+	rep := bench.NewReport(bench.KindIngest, f.dataset) // the machine and its load as the run starts
+	res, err := bench.RunIngestBench(ctx, bench.IngestBenchOptions{
+		Dataset:   f.dataset,
+		Ingest:    bench.IngestOptions{URL: sf.url, Key: sf.key, Connections: *conns, BatchSize: *batch},
+		Server:    so,
+		Keep:      sf.keep,
+		ServerPID: sf.pid,
+		Progress:  f.progress,
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "sediment bench ingest:", err)
+		return 1
+	}
+	rep.Dataset = res.Dataset.Info()
+	rep.Ingest, rep.Server, rep.DataDir, rep.Notes = res.Result, res.Server, res.DataDir, res.Notes
+	rep.Config = map[string]any{"ack_mode": sf.ackMode, "connections": *conns, "batch": *batch}
+	return f.emit(rep, nil, stdout, stderr)
+}
+
+func benchQuery(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newBenchFlags("query", 200_000, stderr, "usage: sediment bench query [flags]\n\n"+
+		"Runs the Studio query suite --runs times per query (after one warm-up run) and reports\n"+
+		"the median and p99 of each. The data: with --url, the running server's (describe them\n"+
+		"with --shape/--seed/--projects so the right project is queried); with --data-dir, what an\n"+
+		"earlier 'sediment bench ingest --data-dir' recorded there; otherwise --events are loaded\n"+
+		"first (and compacted) into a fresh directory.")
+	var sf serverFlags
+	sf.register(f.fs)
+	conns := f.fs.Int("connections", 4, "concurrent connections when loading")
+	batch := f.fs.Int("batch", 500, "events per request when loading")
+	runs := f.fs.Int("runs", 10, "timed runs per query")
+	if err := f.parse(args); err != nil {
+		return usageError("query", err, stderr)
+	}
+	so, closeLog, err := sf.options()
+	if err != nil {
+		return usageError("query", err, stderr)
+	}
+	defer closeLog()
+	rep := bench.NewReport(bench.KindQuery, f.dataset)
+	res, err := bench.RunQueryBench(ctx, bench.QueryBenchOptions{
+		Dataset:   f.dataset,
+		URL:       sf.url,
+		Key:       sf.key,
+		Server:    so,
+		Ingest:    bench.IngestOptions{Connections: *conns, BatchSize: *batch},
+		Runs:      *runs,
+		Keep:      sf.keep,
+		ServerPID: sf.pid,
+		Progress:  f.progress,
+	})
+	if res == nil {
+		fmt.Fprintln(stderr, "sediment bench query:", err)
+		return 1
+	}
+	rep.Dataset = res.Dataset.Info()
+	rep.Query, rep.Server, rep.DataDir, rep.Notes = res, res.Server, res.DataDir, res.Notes
+	rep.Config = map[string]any{"runs": *runs, "ack_mode": sf.ackMode}
+	return f.emit(rep, err, stdout, stderr)
+}
+
+func benchSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newBenchFlags("sweep", 200_000, stderr, "usage: sediment bench sweep [flags]\n\n"+
+		"Generates --events once, then for every combination of --block-rows, --page-bytes,\n"+
+		"--zstd and --segment-rows ingests them into a fresh in-process engine (the server's\n"+
+		"decoder and normaliser, no HTTP), flushes and fully compacts, and runs the query suite;\n"+
+		"reports per setting the ingest rate, bytes per event and the geometric mean of the query\n"+
+		"medians, and names the best setting for --goal:\n"+
+		"  size      fewest bytes per event\n"+
+		"  ingest    most events per second\n"+
+		"  query     fastest queries\n"+
+		"  balanced  best geometric mean of the three, each relative to the best setting")
+	blockRows := f.fs.String("block-rows", "16384,65536,262144", "rows per segment block, comma-separated")
+	pageBytes := f.fs.String("page-bytes", "65536,1048576", "target page size in bytes before compression, comma-separated")
+	zstd := f.fs.String("zstd", "1/3", "zstd levels as flush/compaction pairs (1..4), comma-separated, e.g. 1/3,1/4,2/2")
+	segRows := f.fs.String("segment-rows", "0", "rows compaction merges segments up to, comma-separated (0: engine default)")
+	goal := f.fs.String("goal", "balanced", "what the best setting optimises: size, ingest, query or balanced")
+	svg := f.fs.String("svg", "", "also write a chart (bytes/event vs ingest rate) to this SVG file")
+	runs := f.fs.Int("runs", 3, "timed runs per query")
+	workers := f.fs.Int("workers", 0, "ingest goroutines (default GOMAXPROCS)")
+	batch := f.fs.Int("batch", 500, "events per batch")
+	dir := f.fs.String("dir", "", "where to make the per-setting data directories (default the system temporary directory)")
+	ack := f.fs.String("ack-mode", "sync", "engine ack mode: sync or buffered")
+	if err := f.parse(args); err != nil {
+		return usageError("sweep", err, stderr)
+	}
+	g, err := bench.ParseGoal(*goal)
+	if err != nil {
+		return usageError("sweep", err, stderr)
+	}
+	ackMode, err := engine.ParseAckMode(*ack)
+	if err != nil {
+		return usageError("sweep", err, stderr)
+	}
+	br, err1 := intList(*blockRows)
+	pb, err2 := intList(*pageBytes)
+	sr, err3 := intList(*segRows)
+	zl, err4 := zstdList(*zstd)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return usageError("sweep", err, stderr)
+	}
+	rep := bench.NewReport(bench.KindSweep, f.dataset)
+	sw, err := bench.RunSweep(ctx, bench.SweepOptions{
+		Dataset:   f.dataset,
+		Settings:  bench.Grid(br, pb, zl, sr),
+		BatchSize: *batch,
+		Workers:   *workers,
+		Runs:      *runs,
+		Dir:       *dir,
+		AckMode:   ackMode,
+		Goal:      g,
+		Progress:  f.progress,
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "sediment bench sweep:", err)
+		return 1
+	}
+	rep.Sweep = sw
+	rep.Server = "in-process engine (no HTTP)"
+	rep.Config = map[string]any{"runs": *runs, "ack_mode": *ack, "batch": *batch, "workers": *workers}
+	if *svg != "" {
+		file, err := os.Create(*svg)
+		if err == nil {
+			err = errors.Join(bench.WriteSVG(file, sw), file.Close())
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "sediment bench sweep: write chart:", err)
+			return 1
+		}
+	}
+	var runErr error
+	if sw.Best < 0 {
+		runErr = errors.New("every setting failed")
+	}
+	return f.emit(rep, runErr, stdout, stderr)
+}
+
+func benchCompare(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sediment bench compare [flags] old.json new.json\n\n"+
+			"Prints every metric the two reports share (written by 'sediment bench ... --format json'\n"+
+			"of the same kind) with new/old; changes past --threshold are marked better or worse.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	threshold := fs.Float64("threshold", 0.05, "relative change below which a metric counts as the same")
+	if err := fs.Parse(args); err != nil {
+		return usageError("compare", err, stderr)
+	}
+	if fs.NArg() != 2 {
+		return usageError("compare", errors.New("want two report files: old.json new.json"), stderr)
+	}
+	old, err := bench.ReadReport(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(stderr, "sediment bench compare:", err)
+		return 1
+	}
+	cur, err := bench.ReadReport(fs.Arg(1))
+	if err != nil {
+		fmt.Fprintln(stderr, "sediment bench compare:", err)
+		return 1
+	}
+	deltas, err := bench.Compare(old, cur, *threshold)
+	if err != nil {
+		fmt.Fprintln(stderr, "sediment bench compare:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "old: %s, %s\nnew: %s, %s\n\n", old.Date.Format(time.RFC3339), old.Dataset, cur.Date.Format(time.RFC3339), cur.Dataset)
+	if err := bench.WriteDeltas(stdout, deltas); err != nil {
+		fmt.Fprintln(stderr, "sediment bench compare:", err)
+		return 1
+	}
+	return 0
+}
+
+// intList parses "1,2,3" (K/M suffixes allowed: 64K, 1M are binary).
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		mult := 1
+		switch {
+		case strings.HasSuffix(part, "K"), strings.HasSuffix(part, "k"):
+			mult, part = 1<<10, part[:len(part)-1]
+		case strings.HasSuffix(part, "M"):
+			mult, part = 1<<20, part[:len(part)-1]
+		}
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("bad number %q", part)
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
+
+// zstdList parses "1/3,1/4" (a single level means the same for both).
+func zstdList(s string) ([][2]int, error) {
+	var out [][2]int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		a, b, pair := strings.Cut(part, "/")
+		if !pair {
+			b = a
+		}
+		x, err1 := strconv.Atoi(a)
+		y, err2 := strconv.Atoi(b)
+		if err1 != nil || err2 != nil || x < 1 || x > 4 || y < 1 || y > 4 {
+			return nil, fmt.Errorf("bad zstd levels %q (flush/compaction, each 1..4)", part)
+		}
+		out = append(out, [2]int{x, y})
+	}
+	return out, nil
+}

@@ -1,0 +1,85 @@
+package fuzz
+
+import (
+	"testing"
+
+	"github.com/sediment/sediment/bench/gen"
+	"github.com/sediment/sediment/engine/event"
+)
+
+// FuzzNormalize: Logflare's ingest rules on any JSON value. The event must
+// hold no empty value and only column-safe, unique keys, never an id or
+// timestamp member; its binary encoding (the WAL's and array columns')
+// must decode to the same event, and its JSON must parse.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{
+		`{"message":{"a":null},"id":3,"timestamp":1.5e12,"a-b":1,"_a_b":2,"x":[[],{"y z":""}]}`,
+		`{"log_entry":"l","metadata":{"1-key!":[null,{"k":1}]}}`,
+		`{"event_message":"","message":null,"timestamp":"2025-07-10 12:00:00"}`,
+		`{"timestamp":"2025-07-10T12:00:00+05:30","id":"","metadata":{"_PARTITIONTIME":1,"_TABLE_x":2}}`,
+		`{"timestamp":9999999999999999999,"m":[{"a":[{"b":{}}]}]}`,
+		`"a bare string"`, `[1,{"a":2}]`, `12.5`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	for _, src := range gen.AllSources() {
+		f.Add(gen.New(src, gen.Options{Seed: 3, Shape: gen.Platform, Projects: 2}).AppendEvent(nil))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > maxInput {
+			t.Skip()
+		}
+		raw, err := event.Parse(data)
+		if err != nil {
+			return
+		}
+		e, _ := event.Normalize(raw, fixedNow, event.NormalizeOptions{NewID: idSeq()})
+		if e.Fields.Kind != event.Object || e.ID == "" {
+			t.Fatalf("bad event %+v", e)
+		}
+		if e.Fields.Get("id") != nil || e.Fields.Get("timestamp") != nil {
+			t.Fatalf("id or timestamp left in fields: %s", event.AppendJSON(nil, e.Fields))
+		}
+		checkClean(t, e.Fields, 0)
+
+		enc := event.AppendEvent(nil, e)
+		back, rest, err := event.DecodeEvent(enc)
+		if err != nil || len(rest) != 0 {
+			t.Fatalf("decode of an encoded event: %v (%d bytes left)", err, len(rest))
+		}
+		if back.ID != e.ID || back.Timestamp != e.Timestamp || back.Message != e.Message || back.HasMessage != e.HasMessage || !event.Equal(back.Fields, e.Fields) {
+			t.Fatalf("binary round trip changed the event:\n%+v\n%+v", e, back)
+		}
+		if _, err := event.Parse(event.AppendEventJSON(nil, e)); err != nil {
+			t.Fatalf("event JSON does not parse: %v", err)
+		}
+	})
+}
+
+// checkClean asserts normalised members: no null, "", {} or [] left, keys
+// safe as column names and unique within their object.
+func checkClean(t *testing.T, v event.Value, depth int) {
+	t.Helper()
+	if depth > event.MaxDepth+1 {
+		t.Fatal("tree deeper than MaxDepth")
+	}
+	seen := map[string]bool{}
+	for _, k := range v.Kids {
+		switch {
+		case k.Kind == event.Null,
+			k.Kind == event.String && k.Str == "",
+			(k.Kind == event.Object || k.Kind == event.Array) && len(k.Kids) == 0:
+			t.Fatalf("empty value left under %q: %s", k.Key, event.AppendJSON(nil, v))
+		}
+		if v.Kind == event.Object {
+			if seen[k.Key] {
+				t.Fatalf("duplicate key %q", k.Key)
+			}
+			seen[k.Key] = true
+			if len(k.Key) <= event.MaxColumnNameLen && !event.IsSafeColumnName(k.Key) {
+				t.Fatalf("key %q is not a safe column name", k.Key)
+			}
+		}
+		checkClean(t, k, depth+1)
+	}
+}

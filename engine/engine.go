@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sediment/sediment/segment"
 )
 
 // Engine owns the shards of all sources under one data directory:
@@ -56,6 +58,7 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	segment.SetDictCacheBytes(o.DictCacheBytes)
 	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{}),
 		flushSlots: make(chan struct{}, o.MaxConcurrentFlushes)}
 	srcDir := filepath.Join(dir, "sources")

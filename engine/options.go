@@ -90,6 +90,11 @@ type Options struct {
 	ZstdLevel        int
 	CompactZstdLevel int
 
+	// DictCacheBytes bounds the decoded segment dictionaries kept between
+	// reads (default 32 MiB; negative disables the cache). The cache is
+	// shared by every engine of the process: the last Open sets it.
+	DictCacheBytes int64
+
 	// SegmentMaxRows is the size compaction merges small segments up to
 	// (default 2097152). CompactionInterval is how often shards are checked
 	// (default 10s); a merge needs at least CompactionMinInputs segments
@@ -170,6 +175,12 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	def(&out.BlockRows, 65536)
 	def(&out.PageBytes, 256<<10)
+	switch {
+	case out.DictCacheBytes == 0:
+		out.DictCacheBytes = segment.DefaultDictCacheBytes
+	case out.DictCacheBytes < 0:
+		out.DictCacheBytes = 0
+	}
 	def(&out.ZstdLevel, 1)
 	def(&out.CompactZstdLevel, 3)
 	def(&out.SegmentMaxRows, 2<<20)

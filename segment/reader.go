@@ -49,8 +49,6 @@ type Reader struct {
 	ft      *footer
 	colIdx  map[colKey]int
 
-	dictMu sync.Mutex
-	dicts  map[[2]int]*dictData
 }
 
 type colKey struct {
@@ -99,7 +97,7 @@ func Open(f vfs.File, path string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{f: f, path: path, size: size, dicts: map[[2]int]*dictData{}}
+	r := &Reader{f: f, path: path, size: size}
 	if size < headerSize+trailerSize+unitTrailerSize {
 		return nil, corruptf(path, "file", -1, "size %d too small for a segment", size)
 	}
@@ -153,7 +151,10 @@ func Open(f vfs.File, path string) (*Reader, error) {
 }
 
 // Close closes the file.
-func (r *Reader) Close() error { return r.f.Close() }
+func (r *Reader) Close() error {
+	dicts.dropReader(r)
+	return r.f.Close()
+}
 
 // Path returns the path the reader was opened with.
 func (r *Reader) Path() string { return r.path }
@@ -264,26 +265,21 @@ func (r *Reader) readUnit(off, ln int64, section string, maxSize int) ([]byte, e
 	return nil, corruptf(r.path, section, off, "unknown codec %d", codec)
 }
 
-// dict loads (and caches) the dictionary of a chunk.
+// dict loads the dictionary of a chunk, through the shared dictCache.
 func (r *Reader) dict(b int, c *chunkMeta) (*dictData, error) {
-	key := [2]int{b, c.col}
-	r.dictMu.Lock()
-	d := r.dicts[key]
-	r.dictMu.Unlock()
-	if d != nil {
+	key := dictKey{r: r, b: b, col: c.col}
+	if d := dicts.get(key); d != nil {
 		return d, nil
 	}
 	body, err := r.readUnit(c.dictOff, c.dictLen, "dictionary", maxUnitSize)
 	if err != nil {
 		return nil, err
 	}
-	d, err = decodeDict(body, r.ft.cols[c.col].Type, c.dictEntries)
+	d, err := decodeDict(body, r.ft.cols[c.col].Type, c.dictEntries)
 	if err != nil {
 		return nil, corruptf(r.path, "dictionary", c.dictOff, "%v", err)
 	}
-	r.dictMu.Lock()
-	r.dicts[key] = d
-	r.dictMu.Unlock()
+	dicts.put(key, d, int64(len(body))+16*int64(len(d.strs))+8*int64(len(d.ints))+64)
 	return d, nil
 }
 

@@ -371,6 +371,14 @@ func testScanMatchesReference(t *testing.T, maxTerms int) {
 		{name: "newest 25", order: scan.Descending, limit: 25},
 		{name: "newest 7 POST in range", order: scan.Descending, limit: 7, tmin: minT, tmax: maxT, filters: []scan.Predicate{
 			{Path: "event_message", Type: vec.String, Op: scan.Regex, Args: []scan.Const{str("P.ST")}}}},
+		// Index candidates only, no predicate left: the rows at the wanted
+		// end are picked by rank.
+		{name: "newest 9 project bravo", order: scan.Descending, limit: 9, filters: []scan.Predicate{
+			{Path: "project", Type: vec.String, Op: scan.Eq, Args: []scan.Const{str("bravo")}}}},
+		{name: "oldest 11 project alpha in range", order: scan.Ascending, limit: 11, tmin: minT, tmax: maxT, filters: []scan.Predicate{
+			{Path: "project", Type: vec.String, Op: scan.Eq, Args: []scan.Const{str("alpha")}}}},
+		{name: "newest 5 status 200 in range", order: scan.Descending, limit: 5, tmin: minT, tmax: maxT, filters: []scan.Predicate{
+			{Path: "metadata.response.status_code", Type: vec.Int64, Op: scan.Eq, Args: []scan.Const{num(200)}}}},
 		{name: "oldest 30 status 200", order: scan.Ascending, limit: 30, filters: []scan.Predicate{
 			{Path: "metadata.response.status_code", Type: vec.Int64, Op: scan.Eq, Args: []scan.Const{num(200)}}}},
 	}

@@ -574,31 +574,29 @@ func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockRea
 			return nil, br, nil
 		}
 	}
-	var base []int32
-	if u.cand != nil {
-		first := uint32(u.bi.FirstRow)
-		it := u.cand.Iterator()
-		it.AdvanceIfNeeded(first + uint32(lo))
-		for it.HasNext() {
-			x := it.Next()
-			if x >= first+uint32(hi) {
-				break
-			}
-			base = append(base, int32(x-first))
-		}
-		if len(base) == 0 {
-			return nil, br, nil
-		}
-	}
 	pending := false
 	for i := range u.sc.preds {
 		if !u.exact[i] {
 			pending = true
 		}
 	}
+	var base []int32
+	if u.cand != nil {
+		var ok bool
+		if base, ok = u.candidateRows(lo, hi, pending, limit); !ok {
+			return nil, br, nil
+		}
+	}
 	if !pending {
 		sel := base
 		if sel == nil {
+			if limit > 0 && hi-lo > limit { // only the rows at the wanted end
+				if req.Order == scan.Descending {
+					lo = hi - limit
+				} else {
+					hi = lo + limit
+				}
+			}
 			sel = make([]int32, hi-lo)
 			for i := range sel {
 				sel[i] = int32(lo + i)
@@ -654,6 +652,52 @@ func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockRea
 // (in row order, which is time order): the newest for Descending, the
 // oldest for Ascending, and for Unordered the first, which are as good as
 // any.
+// candidateRows returns the block rows in [lo, hi) that the index
+// candidates hold, ascending; nil (and true) when they hold every row of
+// the range, so that no selection is needed; false when they hold none.
+// Without predicates left to evaluate, a limit needs only the candidates
+// at the wanted end, picked by rank instead of iterating the others.
+func (u *segUnit) candidateRows(lo, hi int, pending bool, limit int) ([]int32, bool) {
+	first := uint32(u.bi.FirstRow)
+	a, z := first+uint32(lo), first+uint32(hi) // [a, z)
+	var below uint64
+	if a > 0 {
+		below = u.cand.Rank(a - 1)
+	}
+	n := u.cand.Rank(z-1) - below
+	switch {
+	case n == 0:
+		return nil, false
+	case n == uint64(z-a):
+		return nil, true
+	case !pending && limit > 0 && n > uint64(limit):
+		from := below
+		if u.sc.req.Order == scan.Descending {
+			from = below + n - uint64(limit)
+		}
+		base := make([]int32, 0, limit)
+		for r := from; r < from+uint64(limit); r++ {
+			x, err := u.cand.Select(uint32(r))
+			if err != nil {
+				break // cannot happen: r < the bitmap's cardinality
+			}
+			base = append(base, int32(x-first))
+		}
+		return base, true
+	}
+	base := make([]int32, 0, n)
+	it := u.cand.Iterator()
+	it.AdvanceIfNeeded(a)
+	for it.HasNext() {
+		x := it.Next()
+		if x >= z {
+			break
+		}
+		base = append(base, int32(x-first))
+	}
+	return base, true
+}
+
 func trimToLimit(sel []int32, limit int, order scan.Order) []int32 {
 	if limit <= 0 || len(sel) <= limit {
 		return sel

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/sediment/sediment/internal/vec"
 )
@@ -25,7 +26,7 @@ type aggOp struct {
 	// Group lookup: a single integer-like key, a single string key, or the
 	// encoded bytes of several keys.
 	intGroups map[int64]int32
-	strGroups map[string]int32
+	strGroups *strTable
 	nullGroup int32
 	lastInt   int64
 	lastGroup int32
@@ -135,7 +136,7 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 		return gids, nil
 	}
 	if o.strGroups == nil {
-		o.strGroups = map[string]int32{}
+		o.strGroups = newStrTable()
 	}
 	if len(kv) == 1 && (o.ktypes[0].V == vec.String || o.ktypes[0].V == vec.JSON) {
 		v := kv[0]
@@ -157,11 +158,7 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 				c := v.Codes[i]
 				g := codeGroup[c]
 				if g < 0 {
-					var ok bool
-					if g, ok = o.strGroups[v.Dict[c]]; !ok {
-						g = newGroup(i)
-						o.strGroups[strings.Clone(v.Dict[c])] = g
-					}
+					g = o.strGroups.lookup(v.Dict[c], func() int32 { return newGroup(i) })
 					codeGroup[c] = g
 				}
 				gids[i] = g
@@ -177,13 +174,7 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 				gids[i] = o.nullGroup
 				continue
 			}
-			s := v.StringAt(i)
-			g, ok := o.strGroups[s]
-			if !ok {
-				g = newGroup(i)
-				o.strGroups[strings.Clone(s)] = g
-			}
-			gids[i] = g
+			gids[i] = o.strGroups.lookup(v.StringAt(i), func() int32 { return newGroup(i) })
 		}
 		return gids, nil
 	}
@@ -195,12 +186,8 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 		for k, v := range kv {
 			buf = appendKey(buf, v, i, o.ktypes[k].V)
 		}
-		g, ok := o.strGroups[string(buf)]
-		if !ok {
-			g = newGroup(i)
-			o.strGroups[string(buf)] = g
-		}
-		gids[i] = g
+		// The table copies the key: buf may be reused.
+		gids[i] = o.strGroups.lookup(unsafe.String(unsafe.SliceData(buf), len(buf)), func() int32 { return newGroup(i) })
 	}
 	return gids, nil
 }
@@ -226,6 +213,41 @@ func appendKey(buf []byte, v *vec.Vector, i int, t vec.Type) []byte {
 		return append(buf, byte(b2i(v.BoolAt(i))))
 	}
 	return binary.LittleEndian.AppendUint64(buf, uint64(v.IntAt(i)))
+}
+
+// countRows adds to cnt[group] the selected rows of b where v is not NULL
+// (count) or TRUE (countif): the loop of every chart query, kept free of
+// per-row calls.
+func countRows(v *vec.Vector, b *vec.Batch, gids []int32, cnt []int64, ifTrue bool) {
+	plain := !v.Const && v.Nulls == nil && (!ifTrue || v.Bools != nil)
+	count := func(i int) {
+		if plain {
+			if !ifTrue || v.Bools[i] {
+				cnt[gids[i]]++
+			}
+			return
+		}
+		if !v.IsNull(i) && (!ifTrue || v.BoolAt(i)) {
+			cnt[gids[i]]++
+		}
+	}
+	if b.Sel != nil {
+		for _, r := range b.Sel {
+			count(int(r))
+		}
+		return
+	}
+	if plain && ifTrue {
+		for i, t := range v.Bools[:b.Len] {
+			if t {
+				cnt[gids[i]]++
+			}
+		}
+		return
+	}
+	for i := range b.Len {
+		count(i)
+	}
 }
 
 func b2i(b bool) int64 {
@@ -422,6 +444,10 @@ func (a *aggAcc) update(ec *evalCtx, b *vec.Batch, gids []int32) error {
 	v, err := a.arg(ec, b, b.Sel)
 	if err != nil {
 		return err
+	}
+	if !c.Distinct && (c.Name == "countif" || c.Name == "count") {
+		countRows(v, b, gids, a.cnt, c.Name == "countif")
+		return nil
 	}
 	keyVecs := make([]*vec.Vector, len(a.keyEvs))
 	for k, ev := range a.keyEvs {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/sediment/sediment/internal/vec"
 )
@@ -26,7 +25,7 @@ type aggOp struct {
 	// Group lookup: a single integer-like key, a single string key, or the
 	// encoded bytes of several keys.
 	intGroups map[int64]int32
-	strGroups *strTable
+	strGroups map[string]int32
 	nullGroup int32
 	lastInt   int64
 	lastGroup int32
@@ -136,7 +135,7 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 		return gids, nil
 	}
 	if o.strGroups == nil {
-		o.strGroups = newStrTable()
+		o.strGroups = map[string]int32{}
 	}
 	if len(kv) == 1 && (o.ktypes[0].V == vec.String || o.ktypes[0].V == vec.JSON) {
 		v := kv[0]
@@ -158,7 +157,11 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 				c := v.Codes[i]
 				g := codeGroup[c]
 				if g < 0 {
-					g = o.strGroups.lookup(v.Dict[c], func() int32 { return newGroup(i) })
+					var ok bool
+					if g, ok = o.strGroups[v.Dict[c]]; !ok {
+						g = newGroup(i)
+						o.strGroups[strings.Clone(v.Dict[c])] = g
+					}
 					codeGroup[c] = g
 				}
 				gids[i] = g
@@ -174,7 +177,13 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 				gids[i] = o.nullGroup
 				continue
 			}
-			gids[i] = o.strGroups.lookup(v.StringAt(i), func() int32 { return newGroup(i) })
+			s := v.StringAt(i)
+			g, ok := o.strGroups[s]
+			if !ok {
+				g = newGroup(i)
+				o.strGroups[strings.Clone(s)] = g
+			}
+			gids[i] = g
 		}
 		return gids, nil
 	}
@@ -186,8 +195,12 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 		for k, v := range kv {
 			buf = appendKey(buf, v, i, o.ktypes[k].V)
 		}
-		// The table copies the key: buf may be reused.
-		gids[i] = o.strGroups.lookup(unsafe.String(unsafe.SliceData(buf), len(buf)), func() int32 { return newGroup(i) })
+		g, ok := o.strGroups[string(buf)]
+		if !ok {
+			g = newGroup(i)
+			o.strGroups[string(buf)] = g
+		}
+		gids[i] = g
 	}
 	return gids, nil
 }

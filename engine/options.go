@@ -81,7 +81,8 @@ type Options struct {
 	MaxConcurrentFlushes int
 
 	// BlockRows is the rows per segment block (default 65536); PageBytes
-	// the target page size before compression (default 256 KiB). ZstdLevel
+	// the target page size before compression (default 1 MiB, chosen with
+	// `sediment bench sweep`: see the README). ZstdLevel
 	// (1..4) is used when flushing heads (default 1: fast, the head must
 	// make way), CompactZstdLevel when compaction rewrites segments in the
 	// background (default 3: about a fifth smaller, where data lives).
@@ -174,7 +175,7 @@ func (o *Options) withDefaults() (*Options, error) {
 		out.HeadMemoryBudget = 64 << 20
 	}
 	def(&out.BlockRows, 65536)
-	def(&out.PageBytes, 256<<10)
+	def(&out.PageBytes, 1<<20)
 	switch {
 	case out.DictCacheBytes == 0:
 		out.DictCacheBytes = segment.DefaultDictCacheBytes

@@ -48,7 +48,6 @@ type Reader struct {
 	footOff int64 // where the footer unit starts: every other unit ends before it
 	ft      *footer
 	colIdx  map[colKey]int
-
 }
 
 type colKey struct {

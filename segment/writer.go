@@ -21,7 +21,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type WriterOptions struct {
 	// PageBytes is the target encoded size of a data page before
 	// compression. Smaller pages let a query that needs a few rows
-	// decompress less; larger pages compress better. Default 256 KiB.
+	// decompress less; larger pages compress better. Default 1 MiB (pages also
+	// stop at PageRows rows).
 	PageBytes int
 	// ZstdLevel is the klauspost/compress zstd level: 1 fastest, 2 default,
 	// 3 better, 4 best. Default 1.
@@ -34,7 +35,7 @@ type WriterOptions struct {
 }
 
 func (o *WriterOptions) withDefaults() WriterOptions {
-	out := WriterOptions{PageBytes: 256 << 10, ZstdLevel: 1, PageRows: 8192}
+	out := WriterOptions{PageBytes: 1 << 20, ZstdLevel: 1, PageRows: 8192}
 	if o != nil {
 		if o.PageBytes > 0 {
 			out.PageBytes = o.PageBytes

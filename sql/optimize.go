@@ -66,6 +66,7 @@ func optimize(n Node, now time.Time, needed []ColID) (Node, error) {
 		}
 		pruneColumns(n, need)
 	}
+	n = aggExprsIntoWorkers(n)
 	return n, nil
 }
 

@@ -48,6 +48,9 @@ type serveConfig struct {
 	// RepairWAL lets startup cut a write-ahead log at a damaged record even
 	// when valid records follow (they are lost); off, startup refuses.
 	RepairWAL bool
+	// MemoryLimit is the soft memory target (--memory-limit): the Go
+	// runtime's limit and the size of the engine's heads; 0 turns it off.
+	MemoryLimit int64
 }
 
 // parseServeConfig reads flags (which win) and the environment.
@@ -86,6 +89,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving this long with /ready at 503 before closing the listener")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM, how long to wait for requests in flight")
 	fs.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060")
+	memLimit := fs.String("memory-limit", fmt.Sprintf("%dMiB", defaultMemoryLimit>>20), "soft memory target: Go's memory limit (unless GOMEMLIMIT is set) and the in-memory heads' budget (a quarter of it); 0 turns it off")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "start even if a write-ahead log is damaged mid-file, dropping the records after the damage (run `sediment fsck` first)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -98,6 +102,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 		return cfg, err
 	}
 	cfg.Supabase = cfg.Supabase || *supabase
+	if cfg.MemoryLimit, err = parseBytes(*memLimit); err != nil {
+		return cfg, fmt.Errorf("--memory-limit: %w", err)
+	}
 	if cfg.LogLevel, err = parseLogLevel(level); err != nil {
 		return cfg, err
 	}
@@ -229,7 +236,10 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 			lock.Close()
 		}
 	}()
-	eng, err := engine.Open(cfg.DataDir, &engine.Options{AckMode: cfg.AckMode, RepairWAL: cfg.RepairWAL, Logger: log.With("component", "engine")})
+	engOpts := &engine.Options{AckMode: cfg.AckMode, RepairWAL: cfg.RepairWAL, Logger: log.With("component", "engine")}
+	memoryOptions(cfg.MemoryLimit, engOpts)
+	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
+	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {
 		if errors.Is(err, engine.ErrWALCorrupt) && !cfg.RepairWAL {
 			return nil, fmt.Errorf("open engine: %w (see `sediment fsck --data-dir %s`; --repair-wal starts anyway, dropping the log records after the damage)", err, cfg.DataDir)
@@ -272,8 +282,11 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		return nil, err
 	}
 	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	idleCtx, stopIdle := context.WithCancel(context.Background())
+	go releaseIdleMemory(idleCtx, eng, 10*time.Second)
 	go func() {
 		defer close(a.stopped)
+		defer stopIdle()
 		if err := srv.Serve(ln); err != nil {
 			a.serveErr <- err
 		}

@@ -28,24 +28,29 @@ func TestParseServeConfig(t *testing.T) {
 		want serveConfig
 		err  bool
 	}{
-		{name: "defaults", want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second}},
+		{name: "defaults", want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
 		{name: "supabase env", env: map[string]string{
 			"LOGFLARE_SUPABASE_MODE": "true", "LOGFLARE_SINGLE_TENANT": "true",
 			"LOGFLARE_PUBLIC_ACCESS_TOKEN": "pub", "LOGFLARE_PRIVATE_ACCESS_TOKEN": "priv", "LOGFLARE_LOG_LEVEL": "warn",
-		}, want: serveConfig{Listen: ":4000", DataDir: "./data", Supabase: true, PublicToken: "pub", PrivateToken: "priv", LogLevel: slog.LevelWarn, ShutdownTimeout: 30 * time.Second}},
+		}, want: serveConfig{Listen: ":4000", DataDir: "./data", Supabase: true, PublicToken: "pub", PrivateToken: "priv", LogLevel: slog.LevelWarn, ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
 		{name: "api key fallback", env: map[string]string{"LOGFLARE_API_KEY": "legacy"},
-			want: serveConfig{Listen: ":4000", DataDir: "./data", PublicToken: "legacy", ShutdownTimeout: 30 * time.Second}},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", PublicToken: "legacy", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
 		{name: "public token wins over api key", env: map[string]string{"LOGFLARE_API_KEY": "legacy", "LOGFLARE_PUBLIC_ACCESS_TOKEN": "pub"},
-			want: serveConfig{Listen: ":4000", DataDir: "./data", PublicToken: "pub", ShutdownTimeout: 30 * time.Second}},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", PublicToken: "pub", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
 		{name: "phx port", env: map[string]string{"PHX_HTTP_PORT": "4100"},
-			want: serveConfig{Listen: ":4100", DataDir: "./data", ShutdownTimeout: 30 * time.Second}},
+			want: serveConfig{Listen: ":4100", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
 		{name: "flags win", args: []string{"--listen", "127.0.0.1:9", "--data-dir", "/d", "--ack-mode", "buffered", "--supabase", "--log-level", "debug", "--drain-delay", "2s"},
 			env:  map[string]string{"PHX_HTTP_PORT": "4100", "LOGFLARE_LOG_LEVEL": "error"},
-			want: serveConfig{Listen: "127.0.0.1:9", DataDir: "/d", AckMode: engine.AckBuffered, Supabase: true, LogLevel: slog.LevelDebug, DrainDelay: 2 * time.Second, ShutdownTimeout: 30 * time.Second}},
+			want: serveConfig{Listen: "127.0.0.1:9", DataDir: "/d", AckMode: engine.AckBuffered, Supabase: true, LogLevel: slog.LevelDebug, DrainDelay: 2 * time.Second, ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
 		{name: "elixir level", env: map[string]string{"LOGFLARE_LOG_LEVEL": "critical"},
-			want: serveConfig{Listen: ":4000", DataDir: "./data", LogLevel: slog.LevelError, ShutdownTimeout: 30 * time.Second}},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", LogLevel: slog.LevelError, ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
 		{name: "operator flags", args: []string{"--repair-wal", "--debug-listen", "127.0.0.1:6060"},
-			want: serveConfig{Listen: ":4000", DataDir: "./data", RepairWAL: true, DebugListen: "127.0.0.1:6060", ShutdownTimeout: 30 * time.Second}},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", RepairWAL: true, DebugListen: "127.0.0.1:6060", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
+		{name: "memory limit", args: []string{"--memory-limit", "1GiB"},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: 1 << 30}},
+		{name: "memory limit off", args: []string{"--memory-limit", "0"},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second}},
+		{name: "bad memory limit", args: []string{"--memory-limit", "lots"}, err: true},
 		{name: "bad port", env: map[string]string{"PHX_HTTP_PORT": "http"}, err: true},
 		{name: "bad ack mode", args: []string{"--ack-mode", "never"}, err: true},
 		{name: "bad level", env: map[string]string{"LOGFLARE_LOG_LEVEL": "loud"}, err: true},
@@ -361,5 +366,37 @@ func TestShutdownFlushes(t *testing.T) {
 		if !stored[m] {
 			t.Fatalf("acknowledged event %q lost", m)
 		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "512": 512, "256MiB": 256 << 20, "1GiB": 1 << 30, "300MB": 300e6, "64 KiB": 64 << 10, "2GB": 2e9} {
+		if got, err := parseBytes(in); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "MiB", "-1MiB", "1.5GiB", "ten"} {
+		if _, err := parseBytes(in); err == nil {
+			t.Errorf("parseBytes(%q): no error", in)
+		}
+	}
+}
+
+// The memory limit sizes the heads: a quarter for all, an eighth for one.
+func TestMemoryOptions(t *testing.T) {
+	var o engine.Options
+	memoryOptions(256<<20, &o)
+	if o.HeadMemoryBudget != 64<<20 || o.HeadMaxBytes != 32<<20 || o.DictCacheBytes != 16<<20 {
+		t.Fatalf("256 MiB: %+v", o)
+	}
+	o = engine.Options{}
+	memoryOptions(16<<20, &o)
+	if o.HeadMemoryBudget != 8<<20 || o.HeadMaxBytes != 4<<20 {
+		t.Fatalf("16 MiB: heads floor not applied: %+v", o)
+	}
+	o = engine.Options{}
+	memoryOptions(0, &o)
+	if o.HeadMemoryBudget != 0 || o.HeadMaxBytes != 0 {
+		t.Fatalf("no limit must leave the engine defaults: %+v", o)
 	}
 }

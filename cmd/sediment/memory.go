@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sediment/sediment/engine"
+)
+
+// defaultMemoryLimit is the soft memory target of `sediment serve`: Go's
+// garbage collector works harder as the heap nears it, and the engine's
+// head budget is sized from it. It is soft: a query that needs more gets
+// it (its own budget is QueryMemory) at the cost of more collection.
+const defaultMemoryLimit = 256 << 20
+
+// parseBytes reads a size such as 256MiB, 1GiB, 300MB or 268435456.
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid size %q (e.g. 256MiB, 1GiB)", s)
+	}
+	return n * mult, nil
+}
+
+// memoryOptions sizes the engine's in-memory heads from the memory limit:
+// all heads together a quarter of it, one head an eighth (the defaults at
+// 256 MiB), never below 4 MiB per head.
+func memoryOptions(limit int64, o *engine.Options) {
+	if limit <= 0 {
+		return
+	}
+	o.HeadMemoryBudget = max(limit/4, 8<<20)
+	o.HeadMaxBytes = int(max(limit/8, 4<<20))
+	o.DictCacheBytes = max(limit/16, 1<<20)
+}
+
+// setMemoryLimit applies the limit to the Go runtime unless GOMEMLIMIT is
+// set (the runtime has read it already, and the operator's word wins).
+func setMemoryLimit(limit int64, getenv func(string) string) {
+	if limit > 0 && getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit)
+	}
+}
+
+// releaseIdleMemory returns freed memory to the operating system once
+// ingest has gone quiet and the heads have been written out. Go hands
+// memory back only gradually; a log server that is idle most of the day
+// should not keep the footprint of its busiest minute.
+func releaseIdleMemory(ctx context.Context, eng *engine.Engine, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	released := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, heads := eng.HeadMemory(); heads > 2<<20 {
+			released = false
+			continue
+		}
+		if !released {
+			debug.FreeOSMemory()
+			released = true
+		}
+	}
+}

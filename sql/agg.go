@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/sediment/sediment/internal/vec"
 )
@@ -160,7 +161,7 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 					var ok bool
 					if g, ok = o.strGroups[v.Dict[c]]; !ok {
 						g = newGroup(i)
-						o.strGroups[strings.Clone(v.Dict[c])] = g
+						o.strGroups[o.kvals[0].v.Strs[g]] = g // the group's copy of the key
 					}
 					codeGroup[c] = g
 				}
@@ -181,7 +182,7 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 			g, ok := o.strGroups[s]
 			if !ok {
 				g = newGroup(i)
-				o.strGroups[strings.Clone(s)] = g
+				o.strGroups[o.kvals[0].v.Strs[g]] = g // the group's copy of the key
 			}
 			gids[i] = g
 		}
@@ -329,6 +330,22 @@ type colBuilder struct {
 	t     ColType
 	v     *vec.Vector
 	nulls []bool
+	// chunk holds copies of string values: one allocation per 64 KiB of
+	// keys instead of one per group.
+	chunk []byte
+}
+
+// clone copies s into the builder's current chunk.
+func (cb *colBuilder) clone(s string) string {
+	if len(s) == 0 || len(s) > 4<<10 {
+		return strings.Clone(s)
+	}
+	if cap(cb.chunk)-len(cb.chunk) < len(s) {
+		cb.chunk = make([]byte, 0, 64<<10)
+	}
+	start := len(cb.chunk)
+	cb.chunk = append(cb.chunk, s...)
+	return unsafe.String(&cb.chunk[start], len(s))
 }
 
 func newColBuilder(t ColType) *colBuilder {
@@ -351,7 +368,7 @@ func (cb *colBuilder) add(src *vec.Vector, i int) {
 	case vec.String, vec.JSON:
 		s := ""
 		if !null {
-			s = strings.Clone(src.StringAt(i))
+			s = cb.clone(src.StringAt(i))
 		}
 		v.Strs = append(v.Strs, s)
 	case vec.Unknown:

@@ -26,7 +26,9 @@ type aggOp struct {
 	// Group lookup: a single integer-like key, a single string key, or the
 	// encoded bytes of several keys.
 	intGroups map[int64]int32
-	strGroups map[string]int32
+	strGroups *strTable
+	// singleStr: one STRING key, kept in strGroups only (not in kvals).
+	singleStr bool
 	nullGroup int32
 	lastInt   int64
 	lastGroup int32
@@ -58,6 +60,7 @@ func newAggOp(q *queryRun, n *AggregateNode, in operator) (operator, error) {
 	if len(o.keys) == 0 {
 		o.addGroup() // a global aggregate has one row even over no input
 	}
+	o.singleStr = len(o.ktypes) == 1 && (o.ktypes[0].V == vec.String || o.ktypes[0].V == vec.JSON)
 	return o, nil
 }
 
@@ -136,12 +139,20 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 		return gids, nil
 	}
 	if o.strGroups == nil {
-		o.strGroups = map[string]int32{}
+		o.strGroups = newStrTable()
 	}
 	if len(kv) == 1 && (o.ktypes[0].V == vec.String || o.ktypes[0].V == vec.JSON) {
+		// The key lives in strGroups only; next builds the key column
+		// from it.
 		v := kv[0]
+		nullGroup := func() int32 {
+			if o.nullGroup < 0 {
+				o.nullGroup = o.addGroup()
+			}
+			return o.nullGroup
+		}
 		if v.Dict != nil && !v.Const {
-			// One map lookup per dictionary entry, then an array.
+			// One table lookup per dictionary entry, then an array.
 			codeGroup := make([]int32, len(v.Dict))
 			for i := range codeGroup {
 				codeGroup[i] = -1
@@ -149,20 +160,13 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 			for _, r := range rows {
 				i := int(r)
 				if v.IsNull(i) {
-					if o.nullGroup < 0 {
-						o.nullGroup = newGroup(i)
-					}
-					gids[i] = o.nullGroup
+					gids[i] = nullGroup()
 					continue
 				}
 				c := v.Codes[i]
 				g := codeGroup[c]
 				if g < 0 {
-					var ok bool
-					if g, ok = o.strGroups[v.Dict[c]]; !ok {
-						g = newGroup(i)
-						o.strGroups[o.kvals[0].v.Strs[g]] = g // the group's copy of the key
-					}
+					g = o.strGroups.lookup(v.Dict[c], o.addGroup)
 					codeGroup[c] = g
 				}
 				gids[i] = g
@@ -172,19 +176,10 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 		for _, r := range rows {
 			i := int(r)
 			if v.IsNull(i) {
-				if o.nullGroup < 0 {
-					o.nullGroup = newGroup(i)
-				}
-				gids[i] = o.nullGroup
+				gids[i] = nullGroup()
 				continue
 			}
-			s := v.StringAt(i)
-			g, ok := o.strGroups[s]
-			if !ok {
-				g = newGroup(i)
-				o.strGroups[o.kvals[0].v.Strs[g]] = g // the group's copy of the key
-			}
-			gids[i] = g
+			gids[i] = o.strGroups.lookup(v.StringAt(i), o.addGroup)
 		}
 		return gids, nil
 	}
@@ -196,12 +191,8 @@ func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 		for k, v := range kv {
 			buf = appendKey(buf, v, i, o.ktypes[k].V)
 		}
-		g, ok := o.strGroups[string(buf)]
-		if !ok {
-			g = newGroup(i)
-			o.strGroups[string(buf)] = g
-		}
-		gids[i] = g
+		// The table copies the key: buf is reused.
+		gids[i] = o.strGroups.lookup(unsafe.String(unsafe.SliceData(buf), len(buf)), func() int32 { return newGroup(i) })
 	}
 	return gids, nil
 }
@@ -302,8 +293,15 @@ func (o *aggOp) next(ec *evalCtx) (*vec.Batch, error) {
 			}
 		}
 		out := &vec.Batch{Len: o.ngroups}
-		for _, kb := range o.kvals {
-			out.Cols = append(out.Cols, kb.finish())
+		if o.singleStr {
+			if o.strGroups == nil {
+				o.strGroups = newStrTable()
+			}
+			out.Cols = append(out.Cols, o.strGroups.keyVector(o.ktypes[0].V, o.ngroups, o.nullGroup))
+		} else {
+			for _, kb := range o.kvals {
+				out.Cols = append(out.Cols, kb.finish())
+			}
 		}
 		for _, a := range o.aggs {
 			v, err := a.finish(o.ngroups)

@@ -738,6 +738,12 @@ func (b *binder) requireElemField(u *UnnestNode, path []string, w want) (Expr, e
 		}
 	}
 	if u.arrScan == nil {
+		if l, ok := u.Arr.(*Literal); ok && l.D.Null {
+			// The array is a field never ingested (a source with no events
+			// yet, or none with this field): it has no elements, and their
+			// fields read as NULL like any field that never arrived.
+			return nullLit(vec.Unknown), nil
+		}
 		return nil, fmt.Errorf("Cannot access field %s of an array element that is not a stored record", path[0])
 	}
 	sc := &u.arrScan.req.Columns[u.arrCol]

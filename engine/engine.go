@@ -51,6 +51,11 @@ func (e *Engine) HeadMemory() (active, total int64) {
 	return e.mem.active.Load(), e.mem.total.Load()
 }
 
+// DropCaches empties the process's caches of segment dictionaries and
+// pages; they refill as queries read. A server going idle calls it to hand
+// the memory back.
+func DropCaches() { segment.DropCaches() }
+
 // Open opens (creating if needed) the engine under dir and recovers every
 // shard found there.
 func Open(dir string, opts *Options) (*Engine, error) {
@@ -59,6 +64,7 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		return nil, err
 	}
 	segment.SetDictCacheBytes(o.DictCacheBytes)
+	segment.SetPageCacheBytes(o.PageCacheBytes)
 	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{}),
 		flushSlots: make(chan struct{}, o.MaxConcurrentFlushes)}
 	srcDir := filepath.Join(dir, "sources")

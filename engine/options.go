@@ -92,9 +92,11 @@ type Options struct {
 	CompactZstdLevel int
 
 	// DictCacheBytes bounds the decoded segment dictionaries kept between
-	// reads (default 32 MiB; negative disables the cache). The cache is
-	// shared by every engine of the process: the last Open sets it.
+	// reads, PageCacheBytes the decompressed data pages (default 32 MiB
+	// each; negative disables a cache). The caches are shared by every
+	// engine of the process: the last Open sets them.
 	DictCacheBytes int64
+	PageCacheBytes int64
 
 	// SegmentMaxRows is the size compaction merges small segments up to
 	// (default 2097152). CompactionInterval is how often shards are checked
@@ -176,11 +178,16 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	def(&out.BlockRows, 65536)
 	def(&out.PageBytes, 1<<20)
-	switch {
-	case out.DictCacheBytes == 0:
-		out.DictCacheBytes = segment.DefaultDictCacheBytes
-	case out.DictCacheBytes < 0:
-		out.DictCacheBytes = 0
+	for _, c := range []struct {
+		p   *int64
+		def int64
+	}{{&out.DictCacheBytes, segment.DefaultDictCacheBytes}, {&out.PageCacheBytes, segment.DefaultPageCacheBytes}} {
+		switch {
+		case *c.p == 0:
+			*c.p = c.def
+		case *c.p < 0:
+			*c.p = 0
+		}
 	}
 	def(&out.ZstdLevel, 1)
 	def(&out.CompactZstdLevel, 3)

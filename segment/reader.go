@@ -151,7 +151,7 @@ func Open(f vfs.File, path string) (*Reader, error) {
 
 // Close closes the file.
 func (r *Reader) Close() error {
-	dicts.dropReader(r)
+	dropReader(r)
 	return r.f.Close()
 }
 
@@ -264,10 +264,25 @@ func (r *Reader) readUnit(off, ln int64, section string, maxSize int) ([]byte, e
 	return nil, corruptf(r.path, section, off, "unknown codec %d", codec)
 }
 
-// dict loads the dictionary of a chunk, through the shared dictCache.
+// page returns a data page's decompressed body, through the page cache.
+func (r *Reader) page(off, ln int64) ([]byte, error) {
+	key := pageKey{r: r, off: off}
+	if b, ok := pages.get(key); ok {
+		return b, nil
+	}
+	body, err := r.readUnit(off, ln, "page", maxUnitSize)
+	if err != nil {
+		return nil, err
+	}
+	pages.put(key, body, int64(cap(body))+64)
+	return body, nil
+}
+
+// dict loads the dictionary of a chunk, through the shared dictionary
+// cache.
 func (r *Reader) dict(b int, c *chunkMeta) (*dictData, error) {
 	key := dictKey{r: r, b: b, col: c.col}
-	if d := dicts.get(key); d != nil {
+	if d, ok := dicts.get(key); ok {
 		return d, nil
 	}
 	body, err := r.readUnit(c.dictOff, c.dictLen, "dictionary", maxUnitSize)
@@ -410,7 +425,7 @@ func (r *Reader) ReadColumn(b, col, from, to int, dst *vec.Vector) error {
 		if lo >= hi {
 			continue
 		}
-		body, err := r.readUnit(p.off, p.len, "page", maxUnitSize)
+		body, err := r.page(p.off, p.len)
 		if err != nil {
 			return err
 		}

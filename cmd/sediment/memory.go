@@ -38,9 +38,10 @@ func parseBytes(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// memoryOptions sizes the engine's in-memory heads from the memory limit:
-// all heads together a quarter of it, one head an eighth (the defaults at
-// 256 MiB), never below 4 MiB per head.
+// memoryOptions sizes the engine's in-memory heads and caches from the
+// memory limit: all heads together a quarter of it, one head an eighth
+// (the defaults at 256 MiB), never below 4 MiB per head; the page cache
+// an eighth, the dictionary cache a sixteenth.
 func memoryOptions(limit int64, o *engine.Options) {
 	if limit <= 0 {
 		return
@@ -48,6 +49,7 @@ func memoryOptions(limit int64, o *engine.Options) {
 	o.HeadMemoryBudget = max(limit/4, 8<<20)
 	o.HeadMaxBytes = int(max(limit/8, 4<<20))
 	o.DictCacheBytes = max(limit/16, 1<<20)
+	o.PageCacheBytes = max(limit/8, 1<<20)
 }
 
 // setMemoryLimit applies the limit to the Go runtime unless GOMEMLIMIT is
@@ -58,8 +60,9 @@ func setMemoryLimit(limit int64, getenv func(string) string) {
 	}
 }
 
-// releaseIdleMemory returns freed memory to the operating system once
-// ingest has gone quiet and the heads have been written out. Go hands
+// releaseIdleMemory empties the segment caches and returns freed memory to
+// the operating system once ingest has gone quiet and the heads have been
+// written out. Go hands
 // memory back only gradually; a log server that is idle most of the day
 // should not keep the footprint of its busiest minute.
 func releaseIdleMemory(ctx context.Context, eng *engine.Engine, every time.Duration) {
@@ -77,6 +80,7 @@ func releaseIdleMemory(ctx context.Context, eng *engine.Engine, every time.Durat
 			continue
 		}
 		if !released {
+			engine.DropCaches()
 			debug.FreeOSMemory()
 			released = true
 		}

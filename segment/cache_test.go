@@ -61,3 +61,51 @@ func TestDictCacheBounded(t *testing.T) {
 		t.Fatalf("after Close the cache holds %d bytes of the closed reader", got)
 	}
 }
+
+// Decompressed pages are cached within a budget; values read through the
+// cache, and after eviction, are those written; Close releases them.
+func TestPageCacheBounded(t *testing.T) {
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	cols := makeColumns(8000, 9)
+	writeSegment(t, fs, "/d/s.seg", cols, 500, &WriterOptions{PageBytes: 512})
+	r := openSegment(t, fs, "/d/s.seg")
+
+	prev := SetPageCacheBytes(8 << 20)
+	defer SetPageCacheBytes(prev)
+	want := make([][]any, len(cols))
+	for c := range cols {
+		want[c] = readAll(t, r, c)
+	}
+	full := PageCacheBytes()
+	if full == 0 {
+		t.Fatal("no page cached after reading every column")
+	}
+	SetPageCacheBytes(full / 10)
+	for range 2 {
+		for c := range cols {
+			got := readAll(t, r, c)
+			for i := range got {
+				if !equalVals(got[i], want[c][i]) {
+					t.Fatalf("column %d row %d: %v, want %v", c, i, got[i], want[c][i])
+				}
+			}
+			if PageCacheBytes() > full/10 {
+				t.Fatalf("cache holds %d bytes, budget %d", PageCacheBytes(), full/10)
+			}
+		}
+	}
+	for c := range cols {
+		for i, w := range want[c] {
+			if !equalVals(w, cols[c].vals[i]) {
+				t.Fatalf("column %d row %d read %v, wrote %v", c, i, w, cols[c].vals[i])
+			}
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := PageCacheBytes(); got != 0 {
+		t.Fatalf("after Close the cache holds %d bytes", got)
+	}
+}

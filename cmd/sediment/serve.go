@@ -51,6 +51,11 @@ type serveConfig struct {
 	// MemoryLimit is the soft memory target (--memory-limit): the Go
 	// runtime's limit and the size of the engine's heads; 0 turns it off.
 	MemoryLimit int64
+	// Storage settings `sediment bench sweep` measures (0: the engine's
+	// defaults): rows per block, target page bytes, rows compaction merges
+	// segments up to, zstd levels for flushes and for compaction.
+	BlockRows, PageBytes, SegmentRows int
+	ZstdFlush, ZstdCompact            int
 }
 
 // parseServeConfig reads flags (which win) and the environment.
@@ -90,6 +95,10 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM, how long to wait for requests in flight")
 	fs.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060")
 	memLimit := fs.String("memory-limit", fmt.Sprintf("%dMiB", defaultMemoryLimit>>20), "soft memory target: Go's memory limit (unless GOMEMLIMIT is set) and the in-memory heads' budget (a quarter of it); 0 turns it off")
+	fs.IntVar(&cfg.BlockRows, "block-rows", 0, "rows per segment block (default 65536; sediment bench sweep measures the choices)")
+	pageBytes := fs.String("page-bytes", "", "target size of a segment page before compression (default 1MiB)")
+	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
+	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "start even if a write-ahead log is damaged mid-file, dropping the records after the damage (run `sediment fsck` first)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -104,6 +113,23 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	cfg.Supabase = cfg.Supabase || *supabase
 	if cfg.MemoryLimit, err = parseBytes(*memLimit); err != nil {
 		return cfg, fmt.Errorf("--memory-limit: %w", err)
+	}
+	if *pageBytes != "" {
+		n, err := parseBytes(*pageBytes)
+		if err != nil || n > 1<<30 {
+			return cfg, fmt.Errorf("--page-bytes: invalid size %q", *pageBytes)
+		}
+		cfg.PageBytes = int(n)
+	}
+	if *zstdLevels != "" {
+		l, err := zstdList(*zstdLevels)
+		if err != nil || len(l) != 1 {
+			return cfg, fmt.Errorf("--zstd: want FLUSH/COMPACT levels 1..4, e.g. 1/3, got %q", *zstdLevels)
+		}
+		cfg.ZstdFlush, cfg.ZstdCompact = l[0][0], l[0][1]
+	}
+	if cfg.BlockRows < 0 || cfg.SegmentRows < 0 {
+		return cfg, errors.New("--block-rows and --segment-rows must be positive")
 	}
 	if cfg.LogLevel, err = parseLogLevel(level); err != nil {
 		return cfg, err
@@ -238,6 +264,8 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	}()
 	engOpts := &engine.Options{AckMode: cfg.AckMode, RepairWAL: cfg.RepairWAL, Logger: log.With("component", "engine")}
 	memoryOptions(cfg.MemoryLimit, engOpts)
+	engOpts.BlockRows, engOpts.PageBytes, engOpts.SegmentMaxRows = cfg.BlockRows, cfg.PageBytes, cfg.SegmentRows
+	engOpts.ZstdLevel, engOpts.CompactZstdLevel = cfg.ZstdFlush, cfg.ZstdCompact
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
 	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {

@@ -1,11 +1,11 @@
 package engine
 
 import (
+	"github.com/sediment/sediment/internal/jsonstr"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sediment/sediment/engine/event"
 	"github.com/sediment/sediment/internal/vec"
@@ -120,7 +120,7 @@ func appendBQJSON(dst []byte, v *event.Value, wrap bool) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, v.Kids[i].Key)
+			dst = jsonstr.Append(dst, v.Kids[i].Key)
 			dst = append(dst, ':')
 			dst = appendBQJSON(dst, &v.Kids[i], true)
 		}
@@ -155,7 +155,7 @@ func appendScalarJSON(dst []byte, v *event.Value) []byte {
 	case event.Float:
 		return appendJSONFloat(dst, v.Float())
 	case event.String:
-		return appendJSONString(dst, v.Str)
+		return jsonstr.Append(dst, v.Str)
 	}
 	return append(dst, "null"...)
 }
@@ -172,56 +172,4 @@ func appendJSONFloat(dst []byte, f float64) []byte {
 		return append(dst, `"-Infinity"`...)
 	}
 	return strconv.AppendFloat(dst, f, 'g', -1, 64)
-}
-
-const hexChars = "0123456789abcdef"
-
-// appendJSONString writes s as a JSON string, replacing invalid UTF-8.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexChars[c>>4], hexChars[c&15])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\u202`...)
-			dst = append(dst, hexChars[r&15])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -1,10 +1,10 @@
 package sql
 
 import (
+	"github.com/sediment/sediment/internal/jsonstr"
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sediment/sediment/internal/vec"
 )
@@ -17,7 +17,7 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '[')
 	keys := make([][]byte, len(r.Names))
 	for i, n := range r.Names {
-		keys[i] = appendString(nil, n)
+		keys[i] = jsonstr.Append(nil, n)
 	}
 	for row := 0; row < r.Len; row++ {
 		if row > 0 {
@@ -59,7 +59,7 @@ func appendValue(dst []byte, v *vec.Vector, i int) []byte {
 		}
 		return strconv.AppendFloat(dst, f, 'g', -1, 64)
 	case vec.String:
-		return appendString(dst, v.StringAt(i))
+		return jsonstr.Append(dst, v.StringAt(i))
 	case vec.JSON:
 		s := v.StringAt(i)
 		if s == "" {
@@ -67,9 +67,9 @@ func appendValue(dst []byte, v *vec.Vector, i int) []byte {
 		}
 		return append(dst, s...)
 	case vec.Datetime:
-		return appendString(dst, FormatDatetime(v.IntAt(i)))
+		return jsonstr.Append(dst, FormatDatetime(v.IntAt(i)))
 	case vec.Date:
-		return appendString(dst, time.Unix(v.IntAt(i)*86400, 0).UTC().Format("2006-01-02"))
+		return jsonstr.Append(dst, time.Unix(v.IntAt(i)*86400, 0).UTC().Format("2006-01-02"))
 	case vec.List:
 		ii := i
 		if v.Const {
@@ -89,13 +89,13 @@ func appendValue(dst []byte, v *vec.Vector, i int) []byte {
 			if c > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, v.Names[c])
+			dst = jsonstr.Append(dst, v.Names[c])
 			dst = append(dst, ':')
 			dst = appendValue(dst, ch, i)
 		}
 		return append(dst, '}')
 	case vec.Interval:
-		return appendString(dst, strconv.FormatInt(v.IntAt(i), 10))
+		return jsonstr.Append(dst, strconv.FormatInt(v.IntAt(i), 10))
 	}
 	return append(dst, "null"...)
 }
@@ -108,49 +108,6 @@ func FormatDatetime(us int64) string {
 		return t.Format("2006-01-02T15:04:05")
 	}
 	return t.Format("2006-01-02T15:04:05.000000")
-}
-
-const hexDigits = "0123456789abcdef"
-
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // CellJSON returns one cell of a result as text for tabular output: strings,

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sediment/sediment/internal/jsonstr"
 	"io"
 	"log/slog"
 	"runtime"
@@ -328,6 +329,6 @@ func errorBody(err error) []byte {
 		msg = sql.ErrTimeout.Error()
 	}
 	b := []byte(`{"error":`)
-	b = appendJSONString(b, strings.TrimSpace(msg))
+	b = jsonstr.Append(b, strings.TrimSpace(msg))
 	return append(b, '}')
 }

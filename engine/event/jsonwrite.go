@@ -1,9 +1,9 @@
 package event
 
 import (
+	"github.com/sediment/sediment/internal/jsonstr"
 	"math"
 	"strconv"
-	"unicode/utf8"
 )
 
 // AppendJSON appends the compact JSON text of v to dst.
@@ -28,7 +28,7 @@ func AppendJSON(dst []byte, v Value) []byte {
 	case Float:
 		return appendFloat(dst, v.Float())
 	case String:
-		return appendString(dst, v.Str)
+		return jsonstr.Append(dst, v.Str)
 	case Array:
 		dst = append(dst, '[')
 		for i := range v.Kids {
@@ -44,7 +44,7 @@ func AppendJSON(dst []byte, v Value) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, v.Kids[i].Key)
+			dst = jsonstr.Append(dst, v.Kids[i].Key)
 			dst = append(dst, ':')
 			dst = AppendJSON(dst, v.Kids[i])
 		}
@@ -62,11 +62,11 @@ func AppendEventJSON(dst []byte, e Event) []byte {
 	dst = append(dst, '{')
 	if e.HasMessage {
 		dst = append(dst, `"event_message":`...)
-		dst = appendString(dst, e.Message)
+		dst = jsonstr.Append(dst, e.Message)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"id":`...)
-	dst = appendString(dst, e.ID)
+	dst = jsonstr.Append(dst, e.ID)
 	if e.Fields.Kind == Object {
 		for i := range e.Fields.Kids {
 			m := &e.Fields.Kids[i]
@@ -75,7 +75,7 @@ func AppendEventJSON(dst []byte, e Event) []byte {
 				continue
 			}
 			dst = append(dst, ',')
-			dst = appendString(dst, m.Key)
+			dst = jsonstr.Append(dst, m.Key)
 			dst = append(dst, ':')
 			dst = AppendJSON(dst, *m)
 		}
@@ -110,52 +110,4 @@ func appendFloat(dst []byte, f float64) []byte {
 		}
 	}
 	return append(dst, ".0"...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string literal.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if plainStringByte[c] {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -24,6 +24,7 @@ var forbidden = []struct {
 }{
 	{pkg: "internal/vec", deny: []string{module}, why: "shared leaf"},
 	{pkg: "internal/vfs", deny: []string{module}, why: "shared leaf"},
+	{pkg: "internal/jsonstr", deny: []string{module}, why: "shared leaf"},
 	{pkg: "segment", deny: []string{module + "index", module + "engine", module + "sql", module + "httpapi", module + "cmd", module + "bench", "net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "storage format knows nothing above it"},
 	{pkg: "index", deny: []string{module + "engine", module + "sql", module + "httpapi", module + "cmd", module + "bench", "net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "index format knows nothing above it"},
 	{pkg: "sql", deny: []string{module + "engine", module + "httpapi", module + "cmd", module + "bench", module + "segment", module + "index", "net/http", "github.com/valyala/fasthttp"}, why: "SQL reads storage only through sql/scan"},

@@ -2,6 +2,7 @@ package fn
 
 import (
 	"fmt"
+	"github.com/sediment/sediment/internal/jsonstr"
 	"math"
 	"strconv"
 	"strings"
@@ -1158,7 +1159,7 @@ func appendJSONValue(b []byte, v *vec.Vector, i int, refs map[int64]string) []by
 		}
 		return append(b, formatFloat(f)...)
 	case vec.String:
-		return appendJSONString(b, v.StringAt(i))
+		return jsonstr.Append(b, v.StringAt(i))
 	case vec.JSON:
 		return append(b, compactJSON(v.StringAt(i))...)
 	case vec.Timestamp:
@@ -1198,60 +1199,11 @@ func appendJSONValue(b []byte, v *vec.Vector, i int, refs map[int64]string) []by
 			if c < len(v.Names) {
 				name = v.Names[c]
 			}
-			b = appendJSONString(b, name)
+			b = jsonstr.Append(b, name)
 			b = append(b, ':')
 			b = appendJSONValue(b, child, structRow(v, i), refs)
 		}
 		return append(b, '}')
 	}
 	return append(b, "null"...)
-}
-
-// appendJSONString appends s as a JSON string literal.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, w := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && w == 1 {
-				b = append(b, s[start:i]...)
-				b = append(b, `\ufffd`...)
-				i += w
-				start = i
-				continue
-			}
-			i += w
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"container/heap"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -444,28 +443,18 @@ func (s *Shard) canConcatenate(group []*segRef) bool {
 // (recompressing those written by flushes at the compaction level) and
 // merging their indexes, without decoding any column.
 func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (ref *segRef, err error) {
-	fs := s.opts.FS
-	final := filepath.Join(s.segDir, segName(id))
-	tmp := final + ".tmp"
-	f, err := fs.Create(tmp)
+	cols, colIn := unionColumns(group)
+	out, err := s.createSegment(id, cols, s.opts.CompactZstdLevel)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			fs.Remove(tmp)
+			out.abort()
 		}
 	}()
-	cols, colIn := unionColumns(group)
-	w, err := segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: s.opts.PageBytes, ZstdLevel: s.opts.CompactZstdLevel})
-	if err != nil {
-		return nil, err
-	}
-	text := map[string]bool{}
-	for _, p := range s.opts.TextIndexPaths {
-		text[p] = true
-	}
+	w := out.w
+	text := s.textIndexPaths()
 	var inputs []index.MergeInput
 	offset := uint32(0)
 	for gi, g := range group {
@@ -508,32 +497,7 @@ func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (ref *s
 	if err != nil {
 		return nil, err
 	}
-	if err := w.AddSection(sectionIndex, dir); err != nil {
-		return nil, err
-	}
-	if err := w.AddSection(sectionMeta, meta.encode()); err != nil {
-		return nil, err
-	}
-	if err := w.Finish(); err != nil {
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	if err := fs.Rename(tmp, final); err != nil {
-		return nil, err
-	}
-	if err := fs.SyncDir(s.segDir); err != nil {
-		return nil, err
-	}
-	ref, err = s.openSegment(id, final)
-	if err != nil {
-		// Unusable: move it aside so that a restart does not load it (and
-		// drop its inputs, which it names as replaced).
-		s.quarantine(id, final, err)
-		return nil, err
-	}
-	return ref, nil
+	return out.commit(dir, meta)
 }
 
 // unionColumns is the column directory of several segments, sorted, and

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -149,29 +147,19 @@ func columnVector(t segment.ColType, d *segment.ColumnData, n int) *vec.Vector {
 // writeSegment writes src as segment id (temp file, fsync, rename, fsync
 // directory), with its index and meta, and opens it.
 func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel int) (ref *segRef, err error) {
-	fs := s.opts.FS
-	final := filepath.Join(s.segDir, segName(id))
-	tmp := final + ".tmp"
-	f, err := fs.Create(tmp)
+	cols := src.columns()
+	out, err := s.createSegment(id, cols, zstdLevel)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			fs.Remove(tmp)
+			out.abort()
 		}
 	}()
-	cols := src.columns()
-	w, err := segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: s.opts.PageBytes, ZstdLevel: zstdLevel})
-	if err != nil {
-		return nil, err
-	}
+	w := out.w
 	ib := index.NewBuilder(&index.BuilderOptions{MaxValueTerms: s.opts.IndexMaxValueTerms})
-	text := map[string]bool{}
-	for _, p := range s.opts.TextIndexPaths {
-		text[p] = true
-	}
+	text := s.textIndexPaths()
 	tsCol := slices.IndexFunc(cols, func(c segment.ColumnDesc) bool {
 		return c.Path == "timestamp" && c.Type == segment.TypeTimestamp
 	})
@@ -225,40 +213,11 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 			return nil, err
 		}
 	}
+	var dir []byte
 	if !ib.Empty() {
-		dir, err := ib.Write(w)
-		if err != nil {
-			return nil, err
-		}
-		if err := w.AddSection(sectionIndex, dir); err != nil {
+		if dir, err = ib.Write(w); err != nil {
 			return nil, err
 		}
 	}
-	if err := w.AddSection(sectionMeta, meta.encode()); err != nil {
-		return nil, err
-	}
-	if err := w.Finish(); err != nil {
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	if err := fs.Rename(tmp, final); err != nil {
-		return nil, err
-	}
-	if err := fs.SyncDir(s.segDir); err != nil {
-		return nil, err
-	}
-	ref, err = s.openSegment(id, final)
-	if err != nil {
-		// The file is in place but unusable: move it aside, or a restart
-		// would load it next to the rows the retried flush or compaction
-		// writes again (the inputs stay until one succeeds).
-		s.quarantine(id, final, err)
-		if errors.Is(err, segment.ErrCorrupt) {
-			return nil, fmt.Errorf("segment %d just written does not read back: %w", id, err)
-		}
-		return nil, err
-	}
-	return ref, nil
+	return out.commit(dir, meta)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/sql/fn"
@@ -31,14 +32,25 @@ func layoutOf(cols []Column) layout {
 	return l
 }
 
+// identityRows holds 0, 1, 2, ...; allRows hands out prefixes of it.
+var identityRows atomic.Pointer[[]int32]
+
+// allRows returns the rows 0..n-1, read only (its capacity is n, so an
+// append copies). Every evaluator without a selection asks for it, and a
+// nested-loop join once per left row: the list is shared, not allocated.
 func allRows(n int) []int32 {
-	s := make([]int32, n)
+	if p := identityRows.Load(); p != nil && len(*p) >= n {
+		return (*p)[:n:n]
+	}
+	s := make([]int32, max(n, 8192))
 	for i := range s {
 		s[i] = int32(i)
 	}
-	return s
+	identityRows.Store(&s)
+	return s[:n:n]
 }
 
+// rowsOf returns the selected rows, or all n rows (read only).
 func rowsOf(sel []int32, n int) []int32 {
 	if sel == nil {
 		return allRows(n)

@@ -85,7 +85,6 @@ type Shard struct {
 
 type shardCounters struct {
 	appended       atomic.Int64
-	futureDropped  atomic.Int64
 	flushes        atomic.Int64
 	compactions    atomic.Int64
 	concatenated   atomic.Int64 // compactions done by copying blocks

@@ -27,13 +27,6 @@ func (p *part) timeRange() (int64, int64) {
 	return p.hv.minTime, p.hv.maxTime
 }
 
-func (p *part) rows() int {
-	if p.seg != nil {
-		return p.seg.r.Rows()
-	}
-	return p.hv.rows
-}
-
 func indexColumns(cols []colRef) map[string][]colRef {
 	m := make(map[string][]colRef, len(cols))
 	for _, c := range cols {

@@ -36,8 +36,6 @@ type Builder struct {
 	fields map[fieldKey]*fieldBuilder
 	// rows is one past the highest row added, for token frequencies.
 	rows uint32
-	// token scratch for dictionary-encoded text
-	tokScratch []string
 }
 
 type fieldKey struct {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -209,15 +208,6 @@ func goldenWith(t *testing.T, db *testDB, file string, run func(testing.TB, stri
 			t.Fatal(err)
 		}
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // plan renders the optimised plan of a query, or its error.

@@ -60,9 +60,6 @@ type ScanNode struct {
 	cols  []Column
 	// byPath dedupes requested columns: key kind/type/path.
 	byPath map[string]ColID
-	// residual filters the pushdown left above may make a per-unit limit
-	// wrong; limitOK says none exist.
-	limitOK bool
 	// pushed remembers that filters were pushed (for plan printing).
 	Pushed []string
 }

@@ -48,13 +48,6 @@ func appendEscaped[S ~string | ~[]byte](dst []byte, s S) []byte {
 	return append(dst, s[start:]...)
 }
 
-// appendQuoted appends s as a JSON string, escaping as needed.
-func appendQuoted(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	dst = appendEscaped(dst, s)
-	return append(dst, '"')
-}
-
 // appendSafe appends s as a JSON string without escaping; s must contain no
 // byte that needsEscape marks.
 func appendSafe(dst []byte, s string) []byte {

@@ -220,10 +220,3 @@ func (c *cache) tick() {
 		c.mu.Unlock()
 	}
 }
-
-// stats reports the number and bytes of cached results (for tests).
-func (c *cache) stats() (int, int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries), c.bytes
-}

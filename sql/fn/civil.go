@@ -416,14 +416,6 @@ func (z *zone) toCivil(ts int64) int64 {
 	return ts + z.period(ts).off
 }
 
-// offsetAt returns the zone's offset in seconds at a TIMESTAMP.
-func (z *zone) offsetAt(ts int64) int64 {
-	if z.fixed {
-		return z.off / microsPerSecond
-	}
-	return z.period(ts).off / microsPerSecond
-}
-
 // abbrevAt returns the zone's name for %Z at a TIMESTAMP.
 func (z *zone) abbrevAt(ts int64) string {
 	if z.fixed {

@@ -764,17 +764,6 @@ func constString(a Arg) (s string, isNull, ok bool) {
 	return a.Const.Str, false, true
 }
 
-// constInt returns the value of a constant INT64 argument.
-func constInt(a Arg) (x int64, isNull, ok bool) {
-	if a.Const == nil {
-		return 0, false, false
-	}
-	if a.Const.Null || a.Type == vec.Unknown {
-		return 0, true, true
-	}
-	return a.Const.Int, false, true
-}
-
 // takesDatePart lists the functions with a date part argument; every other
 // function rejects one (its vector would be nil).
 var takesDatePart = map[string]bool{

@@ -364,12 +364,16 @@ func TestMergeEqualsBuild(t *testing.T) {
 	}
 	// With the default frequency share, merged postings are either exact
 	// or marked frequent (never wrong).
-	whole = buildWith(t, nil, func(b *Builder) { add(b, 0, n, 0) })
 	a = buildWith(t, nil, func(b *Builder) { add(b, 0, split, 0) })
 	c = buildWith(t, nil, func(b *Builder) { add(b, split, n, 0) })
 	u = &memUnits{}
-	dir, _ = Merge([]MergeInput{{Index: a, Rows: uint32(split), Has: has}, {Index: c, Offset: uint32(split), Rows: uint32(n - split), Has: has}}, u, nil)
-	merged, _ = Open(dir, u)
+	dir, err = Merge([]MergeInput{{Index: a, Rows: uint32(split), Has: has}, {Index: c, Offset: uint32(split), Rows: uint32(n - split), Has: has}}, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged, err = Open(dir, u); err != nil {
+		t.Fatal(err)
+	}
 	for _, needle := range []string{"host", "took", "req 4", "ms host-29"} {
 		var want []uint32
 		for i, m := range msgs {

@@ -254,13 +254,12 @@ func (o *sortOp) next(ec *evalCtx) (*vec.Batch, error) {
 // concatRows builds a list vector from rows of several batches.
 func concatRows(batches []*sortBatch, rows []sortRow, c int) *vec.Vector {
 	var t ColType
-	for _, r := range rows {
-		v := batches[r.b].b.Cols[c]
+	if len(rows) > 0 {
+		v := batches[rows[0].b].b.Cols[c]
 		t = ColType{V: vec.List}
 		if v.Elem != nil {
 			t.Elem = v.Elem.Type
 		}
-		break
 	}
 	lb := newListBuilder(t, len(rows))
 	for i, r := range rows {

@@ -600,7 +600,6 @@ func (g *Generator) appendPostgresPlatform(dst []byte, ts int64, pi int, m pgMsg
 	dst = appendInt(dst, s.line)
 	dst = append(dst, `,"session_start_time":"`...)
 	dst = appendPGTime(dst, g.cal.at(s.start), 0)
-	cv = g.cal.at(ts)
 	dst = append(dst, `","sql_state_code":"`...)
 	dst = append(dst, m.state...)
 	dst = append(dst, `","timestamp":"`...)

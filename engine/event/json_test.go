@@ -303,7 +303,7 @@ func TestAppendJSON(t *testing.T) {
 		{BoolValue(true), `true`},
 		{num(-12), `-12`},
 		{flt(1), `1.0`},
-		{flt(-0.0), `0.0`},
+		{flt(0), `0.0`},
 		{flt(math.Copysign(0, -1)), `-0.0`},
 		{flt(1.5), `1.5`},
 		{flt(1e20), `100000000000000000000.0`},

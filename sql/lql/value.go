@@ -252,9 +252,7 @@ func inferValue(path, text string) (Value, string) {
 
 // isIntText matches -?[0-9]+.
 func isIntText(s string) bool {
-	if strings.HasPrefix(s, "-") {
-		s = s[1:]
-	}
+	s = strings.TrimPrefix(s, "-")
 	return s != "" && allDigits(s)
 }
 

@@ -29,6 +29,7 @@ var forbidden = []struct {
 	{pkg: "index", deny: []string{module + "engine", module + "sql", module + "httpapi", module + "cmd", module + "bench", "net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "index format knows nothing above it"},
 	{pkg: "sql", deny: []string{module + "engine", module + "httpapi", module + "cmd", module + "bench", module + "segment", module + "index", "net/http", "github.com/valyala/fasthttp"}, why: "SQL reads storage only through sql/scan"},
 	{pkg: "engine", deny: []string{module + "httpapi", module + "cmd", module + "bench", "net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "the engine is usable without HTTP"},
+	{pkg: "engine/catalog", deny: []string{module + "sql/parser"}, why: "the catalog gets its SQL validator injected"},
 	{pkg: "httpapi", deny: []string{module + "cmd", module + "bench"}, why: "commands wire the server, not the reverse"},
 }
 

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -803,15 +804,10 @@ func (a *aggAcc) finishValues(n int) (*vec.Vector, error) {
 func compareAny(x, y any) int {
 	switch a := x.(type) {
 	case int64:
-		b := y.(int64)
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a, y.(int64))
 	case float64:
+		// Not cmp.Compare: that orders NaN first, where this has always
+		// left NaN unordered (equal to everything).
 		b := y.(float64)
 		switch {
 		case a < b:

@@ -130,7 +130,7 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo) error {
 	var v vec.Vector
 	for b := 0; b < r.NumBlocks(); b++ {
 		bi := r.Block(b)
-		if err := r.ReadColumn(b, col, 0, bi.Rows, &v); err != nil {
+		if err := r.ReadColumnOnce(b, col, 0, bi.Rows, &v); err != nil {
 			return err
 		}
 		for i := 0; i < bi.Rows; i++ {

@@ -155,7 +155,7 @@ func newMergeSource(group []*segRef) (*mergeSource, error) {
 	for i, r := range ms.inputs {
 		for b := 0; b < r.NumBlocks(); b++ {
 			bi := r.Block(b)
-			if err := r.ReadColumn(b, ms.colIn[tsIdx][i], 0, bi.Rows, &ms.tmp); err != nil {
+			if err := r.ReadColumnOnce(b, ms.colIn[tsIdx][i], 0, bi.Rows, &ms.tmp); err != nil {
 				return nil, err
 			}
 			ts := slices.Clone(ms.tmp.Ints[:bi.Rows])
@@ -347,7 +347,7 @@ func (ms *mergeSource) gather(r *segment.Reader, col int, t segment.ColType, lo,
 		if a >= z {
 			continue
 		}
-		if err := r.ReadColumn(b, col, a-bi.FirstRow, z-bi.FirstRow, &ms.tmp); err != nil {
+		if err := r.ReadColumnOnce(b, col, a-bi.FirstRow, z-bi.FirstRow, &ms.tmp); err != nil {
 			return err
 		}
 		v := &ms.tmp

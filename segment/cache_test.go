@@ -3,6 +3,7 @@ package segment
 import (
 	"testing"
 
+	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/internal/vfs"
 )
 
@@ -107,5 +108,41 @@ func TestPageCacheBounded(t *testing.T) {
 	}
 	if got := PageCacheBytes(); got != 0 {
 		t.Fatalf("after Close the cache holds %d bytes", got)
+	}
+}
+
+// Check reads every unit from the file: a cached page or dictionary (here
+// replaced by garbage, as a stand-in for a file damaged after it was
+// cached) is not what it verifies, and it adds nothing to the caches.
+func TestCheckBypassesCaches(t *testing.T) {
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	writeSegment(t, fs, "/d/s.seg", makeColumns(3000, 4), 1000, &WriterOptions{PageBytes: 4096})
+	r := openSegment(t, fs, "/d/s.seg")
+	defer r.Close()
+	prevP, prevD := SetPageCacheBytes(8<<20), SetDictCacheBytes(8<<20)
+	defer SetPageCacheBytes(prevP)
+	defer SetDictCacheBytes(prevD)
+
+	if err := r.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if PageCacheBytes() != 0 || DictCacheBytes() != 0 {
+		t.Fatalf("Check filled the caches: %d page bytes, %d dictionary bytes", PageCacheBytes(), DictCacheBytes())
+	}
+	c := r.ft.blocks[0].chunks[0]
+	garbage := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	pages.put(pageKey{r: r, off: c.pages[0].off}, garbage, 64)
+	for _, ch := range r.ft.blocks[0].chunks {
+		if ch.dictEntries > 0 {
+			dicts.put(dictKey{r: r, b: 0, col: ch.col}, &dictData{}, 64)
+		}
+	}
+	if err := r.Check(); err != nil {
+		t.Fatalf("Check used the cached garbage: %v", err)
+	}
+	var v vec.Vector
+	if err := r.ReadColumn(0, c.col, 0, r.Block(0).Rows, &v); err == nil {
+		t.Fatal("a query read should have used the cached page (and failed on it)")
 	}
 }

@@ -264,26 +264,42 @@ func (r *Reader) readUnit(off, ln int64, section string, maxSize int) ([]byte, e
 	return nil, corruptf(r.path, section, off, "unknown codec %d", codec)
 }
 
+// cacheMode says how a read uses the shared page and dictionary caches.
+type cacheMode uint8
+
+const (
+	cacheFill   cacheMode = iota // use cached units, add those read (queries)
+	cacheNoFill                  // use cached units, add none (a single pass: compaction)
+	cacheBypass                  // read every unit from the file (consistency checks)
+)
+
 // page returns a data page's decompressed body, through the page cache.
-func (r *Reader) page(off, ln int64) ([]byte, error) {
+func (r *Reader) page(off, ln int64, mode cacheMode) ([]byte, error) {
 	key := pageKey{r: r, off: off}
-	if b, ok := pages.get(key); ok {
-		return b, nil
+	if mode != cacheBypass {
+		if b, ok := pages.get(key); ok {
+			return b, nil
+		}
 	}
 	body, err := r.readUnit(off, ln, "page", maxUnitSize)
 	if err != nil {
 		return nil, err
 	}
-	pages.put(key, body, int64(cap(body))+64)
+	if mode == cacheFill {
+		pages.put(key, body, int64(cap(body))+64)
+	}
 	return body, nil
 }
 
-// dict loads the dictionary of a chunk, through the shared dictionary
-// cache.
-func (r *Reader) dict(b int, c *chunkMeta) (*dictData, error) {
+// dict loads the dictionary of a chunk, through the dictionary cache.
+func (r *Reader) dict(b int, c *chunkMeta) (*dictData, error) { return r.dictMode(b, c, cacheFill) }
+
+func (r *Reader) dictMode(b int, c *chunkMeta, mode cacheMode) (*dictData, error) {
 	key := dictKey{r: r, b: b, col: c.col}
-	if d, ok := dicts.get(key); ok {
-		return d, nil
+	if mode != cacheBypass {
+		if d, ok := dicts.get(key); ok {
+			return d, nil
+		}
 	}
 	body, err := r.readUnit(c.dictOff, c.dictLen, "dictionary", maxUnitSize)
 	if err != nil {
@@ -293,7 +309,9 @@ func (r *Reader) dict(b int, c *chunkMeta) (*dictData, error) {
 	if err != nil {
 		return nil, corruptf(r.path, "dictionary", c.dictOff, "%v", err)
 	}
-	dicts.put(key, d, int64(len(body))+16*int64(len(d.strs))+8*int64(len(d.ints))+64)
+	if mode == cacheFill {
+		dicts.put(key, d, int64(len(body))+16*int64(len(d.strs))+8*int64(len(d.ints))+64)
+	}
 	return d, nil
 }
 
@@ -387,8 +405,20 @@ func VecType(t ColType) vec.Type {
 
 // ReadColumn decodes rows [from, to) of column col in block b into dst,
 // which is reset. Dictionary-encoded strings come back as Codes+Dict.
-// Strings alias buffers owned by nobody else and may be kept.
+// Strings alias buffers owned by nobody else and may be kept. The pages
+// read are kept in the page cache.
 func (r *Reader) ReadColumn(b, col, from, to int, dst *vec.Vector) error {
+	return r.readColumn(b, col, from, to, dst, cacheFill)
+}
+
+// ReadColumnOnce is ReadColumn for a reader that reads each page once
+// (compaction, consistency checks): it uses cached pages but does not add
+// the ones it reads, which would push out those queries read again.
+func (r *Reader) ReadColumnOnce(b, col, from, to int, dst *vec.Vector) error {
+	return r.readColumn(b, col, from, to, dst, cacheNoFill)
+}
+
+func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMode) error {
 	bm := &r.ft.blocks[b]
 	if from < 0 || to > bm.rows || from > to {
 		return fmt.Errorf("segment: rows [%d,%d) outside block of %d", from, to, bm.rows)
@@ -407,7 +437,7 @@ func (r *Reader) ReadColumn(b, col, from, to int, dst *vec.Vector) error {
 	var dict *dictData
 	if c.enc == encDict {
 		var err error
-		if dict, err = r.dict(b, c); err != nil {
+		if dict, err = r.dictMode(b, c, mode); err != nil {
 			return err
 		}
 		if t == TypeString {
@@ -425,7 +455,7 @@ func (r *Reader) ReadColumn(b, col, from, to int, dst *vec.Vector) error {
 		if lo >= hi {
 			continue
 		}
-		body, err := r.page(p.off, p.len)
+		body, err := r.page(p.off, p.len, mode)
 		if err != nil {
 			return err
 		}
@@ -669,7 +699,7 @@ func (r *Reader) Check() error {
 		bm := &r.ft.blocks[b]
 		for ci := range bm.chunks {
 			c := &bm.chunks[ci]
-			if err := r.ReadColumn(b, c.col, 0, bm.rows, &v); err != nil {
+			if err := r.readColumn(b, c.col, 0, bm.rows, &v, cacheBypass); err != nil {
 				return err
 			}
 			nulls := 0

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/bench/gen"
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/endpoints"
+	"github.com/sediment/sediment/query/endpoints"
 )
 
 // The end-to-end pipeline as Go benchmarks, for benchstat comparisons of a

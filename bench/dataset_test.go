@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/bench/gen"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 func TestParseSources(t *testing.T) {

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/bench/gen"
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/endpoints"
 	"github.com/sediment/sediment/httpapi"
+	"github.com/sediment/sediment/query/endpoints"
 )
 
 // testServer is an in-process server wired as `sediment serve --supabase`

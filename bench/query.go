@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/endpoints"
+	"github.com/sediment/sediment/catalog"
+	"github.com/sediment/sediment/query/endpoints"
 )
 
 // Target runs the queries of a suite: over HTTP against a server, or in

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/bench/gen"
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/endpoints"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/httpapi/ingest"
+	"github.com/sediment/sediment/query/endpoints"
 )
 
 // Setting is one point of a sweep: the storage settings of engine.Options

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sediment/sediment/sql/lql"
+	"github.com/sediment/sediment/lql"
 )
 
 // Endpoint query languages. Sediment executes BigQuery-dialect SQL and LQL;

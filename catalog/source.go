@@ -6,8 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sediment/sediment/engine/lqlmatch"
-	"github.com/sediment/sediment/sql/lql"
+	"github.com/sediment/sediment/lql"
 )
 
 // MaxNameBytes bounds source and endpoint names (they become SQL table
@@ -155,7 +154,7 @@ func (c *Catalog) applySourceParams(s *Source, p SourceParams, create bool) erro
 // string gives a nil Matcher (drop nothing). Timestamp shorthands (now,
 // last@1h, ...) are resolved against the catalog's clock at the time of the
 // call.
-func (c *Catalog) CompileDropLQL(q string) (*lqlmatch.Matcher, error) {
+func (c *Catalog) CompileDropLQL(q string) (*lql.Matcher, error) {
 	if strings.TrimSpace(q) == "" {
 		return nil, nil
 	}
@@ -166,7 +165,7 @@ func (c *Catalog) CompileDropLQL(q string) (*lqlmatch.Matcher, error) {
 	if len(parsed.Filters) == 0 {
 		return nil, nil
 	}
-	return lqlmatch.Compile(parsed)
+	return lql.Compile(parsed)
 }
 
 // checkName validates a source or endpoint name.

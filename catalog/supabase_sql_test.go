@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/sql/parser"
 )
 

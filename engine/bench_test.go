@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/bench/gen"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/sql/scan"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/index"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"

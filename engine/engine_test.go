@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/index"
 	"github.com/sediment/sediment/internal/vfs"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
 )

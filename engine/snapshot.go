@@ -3,7 +3,7 @@ package engine
 import (
 	"sync"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vfs"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vfs"
 )
 

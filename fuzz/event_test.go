@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/sediment/sediment/bench/gen"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // FuzzNormalize: Logflare's ingest rules on any JSON value. The event must

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/sql"
 	"github.com/sediment/sediment/sql/parser"

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sediment/sediment/bench/gen"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/httpapi/ingest"
 )
 

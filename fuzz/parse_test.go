@@ -8,8 +8,8 @@ import (
 
 	"github.com/sediment/sediment/bench"
 	"github.com/sediment/sediment/bench/gen"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/sql/lql"
+	"github.com/sediment/sediment/catalog"
+	"github.com/sediment/sediment/lql"
 	"github.com/sediment/sediment/sql/parser"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/segment"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/sediment/sediment/bench/gen"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // sampleEvents returns n normalised events of src.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/catalog"
 )
 
 // apiKey returns the key a request carries, by Logflare's precedence

@@ -14,7 +14,7 @@ import (
 
 	"github.com/sediment/sediment/bench/gen"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/httpapi/ingest"
 )
 

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"github.com/valyala/fasthttp"
 
-	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/catalog"
 )
 
 // endpointView is an endpoint as the management API shows it (the fields

@@ -11,7 +11,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/sediment/sediment/engine/endpoints"
+	"github.com/sediment/sediment/query/endpoints"
 )
 
 // These tests run query endpoints for real (SQL engine, cache, sandbox,

@@ -16,10 +16,10 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/endpoints"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/sql/parser"
 )
 

@@ -15,15 +15,14 @@ import (
 // goccy/go-json.
 func TestImportBoundaries(t *testing.T) {
 	allowed := map[string]bool{
-		"github.com/sediment/sediment/engine":          true,
-		"github.com/sediment/sediment/engine/catalog":  true,
-		"github.com/sediment/sediment/engine/event":    true,
-		"github.com/sediment/sediment/engine/lqlmatch": true,
-		"github.com/sediment/sediment/engine/search":   true,
-		"github.com/sediment/sediment/httpapi/ingest":  true,
-		"github.com/sediment/sediment/sql/lql":         true,
-		"github.com/valyala/fasthttp":                  true,
-		"github.com/goccy/go-json":                     true,
+		"github.com/sediment/sediment/engine":         true,
+		"github.com/sediment/sediment/catalog":        true,
+		"github.com/sediment/sediment/event":          true,
+		"github.com/sediment/sediment/query/search":   true,
+		"github.com/sediment/sediment/httpapi/ingest": true,
+		"github.com/sediment/sediment/lql":            true,
+		"github.com/valyala/fasthttp":                 true,
+		"github.com/goccy/go-json":                    true,
 	}
 	checkImports(t, ".", func(path string) bool {
 		if allowed[path] {

@@ -5,9 +5,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/httpapi/ingest"
 )
 

@@ -7,7 +7,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
-	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/catalog"
 )
 
 // decodeBody decodes a management request's JSON body into v (an empty

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/catalog"
 )
 
 const logsAllResult = `{"result":[{"endpoint":"logs.all"}]}`

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // The recent store keeps, per source, the last events ingested, as JSON,

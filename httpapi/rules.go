@@ -6,16 +6,16 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/event"
-	"github.com/sediment/sediment/engine/lqlmatch"
+	"github.com/sediment/sediment/catalog"
+	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/lql"
 )
 
 // sourceRules are a source's ingest-time rules, compiled once per version
 // of the source (logflare-compat §1.6 steps 7 and 8).
 type sourceRules struct {
 	// drop matches events to discard (drop_lql_string); nil drops none.
-	drop *lqlmatch.Matcher
+	drop *lql.Matcher
 	// messageKeys are the field paths custom_event_message_keys joins into
 	// event_message; empty leaves the message alone.
 	messageKeys [][]string

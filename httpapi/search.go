@@ -8,13 +8,13 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/search"
+	"github.com/sediment/sediment/query/search"
 )
 
 // handleSearch serves GET and POST /api/sources/:token_or_name/search: an
-// LQL search of one source (engine/search does the work). Parameters, in
+// LQL search of one source (query/search does the work). Parameters, in
 // the query string or, for a POST, a JSON (or form) body:
 //
 //   - lql: the query (blank matches everything);

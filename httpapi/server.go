@@ -13,10 +13,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/search"
 	"github.com/sediment/sediment/httpapi/ingest"
+	"github.com/sediment/sediment/query/search"
 )
 
 // Options configure a Server. Engine and Catalog are required; every other

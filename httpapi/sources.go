@@ -3,7 +3,7 @@ package httpapi
 import (
 	"github.com/valyala/fasthttp"
 
-	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/catalog"
 )
 
 // sourceView is a source as the management API shows it (Logflare's field

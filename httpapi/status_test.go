@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
 )
 
 // statusCase is one request and the answer logflare-compat §1.7 gives.

@@ -11,13 +11,13 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/sediment/sediment/engine/event"
-	"github.com/sediment/sediment/engine/search"
+	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/query/search"
 )
 
 // Live tail: GET /api/sources/:token_or_name/tail?lql=... answers a
 // Server-Sent Events stream (text/event-stream) of the source's new events
-// that match the LQL filter (engine/search.Tail):
+// that match the LQL filter (query/search.Tail):
 //
 //	: tail of <source name>          a comment, at once
 //

@@ -6,7 +6,7 @@ import "strconv"
 // the select and chart rules shape the result, From names the table.
 //
 // A Query is plain data: Parse builds it, Encode writes it back, ToSQL and the
-// in-process matcher (engine/lqlmatch) read it. Slices are nil when empty, so
+// in-process matcher (lql (match.go)) read it. Slices are nil when empty, so
 // two parses of equivalent text are reflect.DeepEqual.
 type Query struct {
 	// Filters in the order they were written.

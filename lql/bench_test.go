@@ -6,7 +6,7 @@ const benchQuery = `error m.response.status_code:>=500 -m.request.method:OPTIONS
 
 // BenchmarkParse parses a typical UI query (six filters and a chart).
 //
-//	go test -run '^$' -bench . -count 6 ./sql/lql | tee new.txt
+//	go test -run '^$' -bench . -count 6 ./lql | tee new.txt
 func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(benchQuery)))

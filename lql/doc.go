@@ -2,7 +2,7 @@
 // them back in canonical form, and translates them to BigQuery-dialect SQL
 // (reference: docs logflare-compat.md §4, and §2.9 for the `lql=` endpoint
 // parameter). The in-process evaluator used by drop rules and live tail is
-// engine/lqlmatch; it implements the same semantics as ToSQL.
+// lql (match.go); it implements the same semantics as ToSQL.
 //
 // # Grammar
 //

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sediment/sediment/sql/lql"
+	"github.com/sediment/sediment/lql"
 )
 
 func Example() {

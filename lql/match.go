@@ -1,6 +1,6 @@
-// Package lqlmatch evaluates the filter rules of an LQL query against one
+// The matcher (Compile, Matcher) evaluates the filter rules of an LQL query against one
 // event in process, for source drop rules, routing rules and live tail. It
-// implements the semantics of lql.ToSQL's translation, so that an event is
+// implements the semantics of ToSQL's translation, so that an event is
 // dropped or tailed exactly when the SQL search would return it:
 //
 //   - Top-level paths read the event's own fields: event_message is
@@ -22,7 +22,8 @@
 //     that is a plain literal runs as a substring search.
 //
 // Chart, select and from rules do not filter and are ignored.
-package lqlmatch
+
+package lql
 
 import (
 	"fmt"
@@ -32,8 +33,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sediment/sediment/engine/event"
-	"github.com/sediment/sediment/sql/lql"
+	"github.com/sediment/sediment/event"
 )
 
 // Matcher is a compiled LQL filter. It is immutable and safe for
@@ -64,7 +64,7 @@ const (
 type clause struct {
 	name     string // member name of the leaf
 	src      source
-	op       lql.Op
+	op       Op
 	negate   bool
 	nullTest bool
 	val      operand
@@ -75,7 +75,7 @@ type clause struct {
 
 // operand is a filter value prepared for comparison.
 type operand struct {
-	kind lql.Kind
+	kind Kind
 	i    int64
 	f    float64
 	b    bool
@@ -84,7 +84,7 @@ type operand struct {
 
 // Compile prepares q's filters for matching. It fails only on filters a
 // parse never produces (unknown operators, malformed regexes).
-func Compile(q *lql.Query) (*Matcher, error) {
+func Compile(q *Query) (*Matcher, error) {
 	m := &Matcher{}
 	if q == nil {
 		return m, nil
@@ -94,7 +94,7 @@ func Compile(q *lql.Query) (*Matcher, error) {
 		f := &q.Filters[i]
 		c, err := compileClause(f)
 		if err != nil {
-			return nil, fmt.Errorf("lqlmatch: filter on %s: %w", f.Path, err)
+			return nil, fmt.Errorf("lql match: filter on %s: %w", f.Path, err)
 		}
 		dot := strings.LastIndexByte(f.Path, '.')
 		if dot < 0 {
@@ -111,14 +111,14 @@ func Compile(q *lql.Query) (*Matcher, error) {
 			continue
 		}
 		if dot == 0 || dot == len(f.Path)-1 {
-			return nil, fmt.Errorf("lqlmatch: invalid field path %q", f.Path)
+			return nil, fmt.Errorf("lql match: invalid field path %q", f.Path)
 		}
 		c.name = f.Path[dot+1:]
 		var parent *node
 		for start := 0; start <= dot; {
 			end := start + strings.IndexByte(f.Path[start:], '.')
 			if end == start {
-				return nil, fmt.Errorf("lqlmatch: invalid field path %q", f.Path)
+				return nil, fmt.Errorf("lql match: invalid field path %q", f.Path)
 			}
 			prefix := f.Path[:end]
 			n := nodes[prefix]
@@ -139,32 +139,32 @@ func Compile(q *lql.Query) (*Matcher, error) {
 	return m, nil
 }
 
-func compileClause(f *lql.Filter) (clause, error) {
+func compileClause(f *Filter) (clause, error) {
 	c := clause{op: f.Op, negate: f.Negate, nullTest: f.IsNullTest()}
 	switch f.Op {
-	case lql.OpEq, lql.OpGt, lql.OpGte, lql.OpLt, lql.OpLte, lql.OpArrayContains:
-		if f.Value.Kind == lql.KindNull && f.Op != lql.OpEq {
+	case OpEq, OpGt, OpGte, OpLt, OpLte, OpArrayContains:
+		if f.Value.Kind == KindNull && f.Op != OpEq {
 			return c, fmt.Errorf("NULL needs the `:` operator")
 		}
 		c.val = newOperand(f.Value)
-	case lql.OpRange:
+	case OpRange:
 		if len(f.Values) != 2 {
 			return c, fmt.Errorf("a range needs two values, got %d", len(f.Values))
 		}
 		c.vals = []operand{newOperand(f.Values[0]), newOperand(f.Values[1])}
-	case lql.OpIn:
+	case OpIn:
 		if len(f.Values) == 0 {
 			return c, fmt.Errorf("IN needs values")
 		}
 		for _, v := range f.Values {
 			c.vals = append(c.vals, newOperand(v))
 		}
-	case lql.OpContains, lql.OpRegex, lql.OpArrayRegex:
-		if f.Value.Kind != lql.KindString {
+	case OpContains, OpRegex, OpArrayRegex:
+		if f.Value.Kind != KindString {
 			return c, fmt.Errorf("operator %s needs a string", f.Op)
 		}
 		c.val = newOperand(f.Value)
-		if f.Op != lql.OpContains {
+		if f.Op != OpContains {
 			re, err := regexp.Compile(f.Value.Str)
 			if err != nil {
 				return c, err
@@ -180,14 +180,14 @@ func compileClause(f *lql.Filter) (clause, error) {
 	return c, nil
 }
 
-func newOperand(v lql.Value) operand {
+func newOperand(v Value) operand {
 	o := operand{kind: v.Kind, i: v.Int, f: v.Float, b: v.Bool, s: v.Str}
 	switch v.Kind {
-	case lql.KindInt:
+	case KindInt:
 		o.s = strconv.FormatInt(v.Int, 10)
-	case lql.KindFloat:
+	case KindFloat:
 		o.s = strconv.FormatFloat(v.Float, 'f', -1, 64)
-	case lql.KindBool:
+	case KindBool:
 		o.s = strconv.FormatBool(v.Bool)
 	}
 	return o
@@ -297,25 +297,25 @@ func (c *clause) eval(v *event.Value) bool {
 // test is the positive clause on a non-NULL value.
 func (c *clause) test(v *event.Value) bool {
 	switch c.op {
-	case lql.OpEq, lql.OpGt, lql.OpGte, lql.OpLt, lql.OpLte:
+	case OpEq, OpGt, OpGte, OpLt, OpLte:
 		r, ok := compare(v, &c.val)
 		return ok && holds(c.op, r)
-	case lql.OpRange:
+	case OpRange:
 		lo, ok1 := compare(v, &c.vals[0])
 		hi, ok2 := compare(v, &c.vals[1])
 		return ok1 && ok2 && lo >= 0 && hi <= 0
-	case lql.OpIn:
+	case OpIn:
 		for i := range c.vals {
 			if r, ok := compare(v, &c.vals[i]); ok && r == 0 {
 				return true
 			}
 		}
 		return false
-	case lql.OpContains:
+	case OpContains:
 		return v.Kind == event.String && strings.Contains(v.Str, c.val.s)
-	case lql.OpRegex:
+	case OpRegex:
 		return v.Kind == event.String && c.matchString(v.Str)
-	case lql.OpArrayContains:
+	case OpArrayContains:
 		if v.Kind != event.Array {
 			return false
 		}
@@ -325,7 +325,7 @@ func (c *clause) test(v *event.Value) bool {
 			}
 		}
 		return false
-	case lql.OpArrayRegex:
+	case OpArrayRegex:
 		if v.Kind != event.Array {
 			return false
 		}
@@ -348,14 +348,14 @@ func (c *clause) matchString(s string) bool {
 
 func (c *clause) testTimestamp(us int64) bool {
 	switch c.op {
-	case lql.OpEq, lql.OpGt, lql.OpGte, lql.OpLt, lql.OpLte:
+	case OpEq, OpGt, OpGte, OpLt, OpLte:
 		r, ok := compareMicros(us, &c.val)
 		return ok && holds(c.op, r)
-	case lql.OpRange:
+	case OpRange:
 		lo, ok1 := compareMicros(us, &c.vals[0])
 		hi, ok2 := compareMicros(us, &c.vals[1])
 		return ok1 && ok2 && lo >= 0 && hi <= 0
-	case lql.OpIn:
+	case OpIn:
 		for i := range c.vals {
 			if r, ok := compareMicros(us, &c.vals[i]); ok && r == 0 {
 				return true
@@ -366,24 +366,24 @@ func (c *clause) testTimestamp(us int64) bool {
 }
 
 func compareMicros(us int64, o *operand) (int, bool) {
-	if o.kind != lql.KindTimestamp && o.kind != lql.KindInt {
+	if o.kind != KindTimestamp && o.kind != KindInt {
 		return 0, false
 	}
 	return cmpInt(us, o.i), true
 }
 
 // holds turns a three-way comparison into the operator's answer.
-func holds(op lql.Op, r int) bool {
+func holds(op Op, r int) bool {
 	switch op {
-	case lql.OpEq:
+	case OpEq:
 		return r == 0
-	case lql.OpGt:
+	case OpGt:
 		return r > 0
-	case lql.OpGte:
+	case OpGte:
 		return r >= 0
-	case lql.OpLt:
+	case OpLt:
 		return r < 0
-	case lql.OpLte:
+	case OpLte:
 		return r <= 0
 	}
 	return false
@@ -393,7 +393,7 @@ func holds(op lql.Op, r int) bool {
 // when the two cannot be compared (a record against a number, say).
 func compare(v *event.Value, o *operand) (int, bool) {
 	switch o.kind {
-	case lql.KindInt:
+	case KindInt:
 		switch v.Kind {
 		case event.Int:
 			return cmpInt(v.Int(), o.i), true
@@ -402,7 +402,7 @@ func compare(v *event.Value, o *operand) (int, bool) {
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
 		}
-	case lql.KindFloat:
+	case KindFloat:
 		switch v.Kind {
 		case event.Int:
 			return cmpFloat(float64(v.Int()), o.f)
@@ -411,7 +411,7 @@ func compare(v *event.Value, o *operand) (int, bool) {
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
 		}
-	case lql.KindString:
+	case KindString:
 		switch v.Kind {
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
@@ -424,14 +424,14 @@ func compare(v *event.Value, o *operand) (int, bool) {
 		case event.Bool:
 			return strings.Compare(strconv.FormatBool(v.Bool()), o.s), true
 		}
-	case lql.KindBool:
+	case KindBool:
 		switch v.Kind {
 		case event.Bool:
 			return cmpInt(int64(b2i(v.Bool())), int64(b2i(o.b))), true
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
 		}
-	case lql.KindTimestamp, lql.KindDatetime:
+	case KindTimestamp, KindDatetime:
 		if v.Kind == event.String {
 			if us, ok := parseTime(v.Str); ok {
 				return cmpInt(us, o.i), true

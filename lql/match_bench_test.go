@@ -1,11 +1,10 @@
-package lqlmatch
+package lql
 
 import (
 	"testing"
 	"time"
 
-	ev "github.com/sediment/sediment/engine/event"
-	"github.com/sediment/sediment/sql/lql"
+	ev "github.com/sediment/sediment/event"
 )
 
 // edgeEvent is shaped like a Supabase cloudflare.logs.prod event.
@@ -50,7 +49,7 @@ func edgeEvent() ev.Event {
 }
 
 func benchMatch(b *testing.B, query string, want bool) {
-	q, err := lql.Parse(query, lql.Options{Now: time.Date(2024, 3, 15, 10, 45, 0, 0, time.UTC)})
+	q, err := Parse(query, Options{Now: time.Date(2024, 3, 15, 10, 45, 0, 0, time.UTC)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +71,7 @@ func benchMatch(b *testing.B, query string, want bool) {
 // BenchmarkMatch measures five-clause filters against one edge event; every
 // clause is evaluated (the event matches).
 //
-//	go test -run '^$' -bench Match -count 6 ./engine/lqlmatch | tee new.txt
+//	go test -run '^$' -bench Match -count 6 ./lql (match.go) | tee new.txt
 func BenchmarkMatch(b *testing.B) {
 	b.Run("clauses=5/literal", func(b *testing.B) {
 		benchMatch(b, `m.response.status_code:>=500 m.request.method:GET -m.request.headers.user_agent:~bot project:abcdefghijklmnop t:last@1h`, true)

@@ -1,4 +1,4 @@
-package lqlmatch
+package lql
 
 import (
 	"reflect"
@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	ev "github.com/sediment/sediment/engine/event"
-	"github.com/sediment/sediment/sql/lql"
+	ev "github.com/sediment/sediment/event"
 )
 
-// testNow is Friday 2024-03-15 10:30:45 UTC.
-var testNow = time.Date(2024, 3, 15, 10, 30, 45, 0, time.UTC)
+// matchNow is Friday 2024-03-15 10:30:45 UTC.
+var matchNow = time.Date(2024, 3, 15, 10, 30, 45, 0, time.UTC)
 
 func at(s string) int64 {
 	t, err := time.Parse(time.RFC3339Nano, s)
@@ -187,7 +186,7 @@ var matchCases = []struct {
 
 func TestMatch(t *testing.T) {
 	for _, c := range matchCases {
-		q, err := lql.Parse(c.in, lql.Options{Now: testNow})
+		q, err := Parse(c.in, Options{Now: matchNow})
 		if err != nil {
 			t.Errorf("Parse(%q): %v", c.in, err)
 			continue
@@ -213,7 +212,7 @@ func TestMatch(t *testing.T) {
 // TestMatchTyped: with a schema, timestamp columns compare with the ISO
 // strings events carry.
 func TestMatchTyped(t *testing.T) {
-	schema := lql.MapSchema{"metadata.at": {Kind: lql.TypeTimestamp}}
+	schema := MapSchema{"metadata.at": {Kind: TypeTimestamp}}
 	cases := []struct {
 		in   string
 		want bool
@@ -225,7 +224,7 @@ func TestMatchTyped(t *testing.T) {
 		{`-m.at:last@5m`, false},
 	}
 	for _, c := range cases {
-		q, err := lql.Parse(c.in, lql.Options{Now: testNow, Schema: schema})
+		q, err := Parse(c.in, Options{Now: matchNow, Schema: schema})
 		if err != nil {
 			t.Fatalf("Parse(%q): %v", c.in, err)
 		}
@@ -240,14 +239,14 @@ func TestMatchTyped(t *testing.T) {
 }
 
 func TestCompileErrors(t *testing.T) {
-	cases := []lql.Query{
-		{Filters: []lql.Filter{{Path: "event_message", Op: lql.OpRegex, Value: lql.StringValue("(")}}},
-		{Filters: []lql.Filter{{Path: "a", Op: lql.OpRegex, Value: lql.IntValue(1)}}},
-		{Filters: []lql.Filter{{Path: "a", Op: lql.OpRange, Values: []lql.Value{lql.IntValue(1)}}}},
-		{Filters: []lql.Filter{{Path: "a", Op: lql.OpGt, Value: lql.NullValue()}}},
-		{Filters: []lql.Filter{{Path: "a", Op: 0}}},
-		{Filters: []lql.Filter{{Path: "a..b", Op: lql.OpEq, Value: lql.IntValue(1)}}},
-		{Filters: []lql.Filter{{Path: "a.", Op: lql.OpEq, Value: lql.IntValue(1)}}},
+	cases := []Query{
+		{Filters: []Filter{{Path: "event_message", Op: OpRegex, Value: StringValue("(")}}},
+		{Filters: []Filter{{Path: "a", Op: OpRegex, Value: IntValue(1)}}},
+		{Filters: []Filter{{Path: "a", Op: OpRange, Values: []Value{IntValue(1)}}}},
+		{Filters: []Filter{{Path: "a", Op: OpGt, Value: NullValue()}}},
+		{Filters: []Filter{{Path: "a", Op: 0}}},
+		{Filters: []Filter{{Path: "a..b", Op: OpEq, Value: IntValue(1)}}},
+		{Filters: []Filter{{Path: "a.", Op: OpEq, Value: IntValue(1)}}},
 	}
 	for _, q := range cases {
 		if _, err := Compile(&q); err == nil {
@@ -262,7 +261,7 @@ func FuzzMatch(f *testing.F) {
 		f.Add(c.in)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		q, err := lql.Parse(in, lql.Options{Now: testNow})
+		q, err := Parse(in, Options{Now: matchNow})
 		if err != nil {
 			return
 		}

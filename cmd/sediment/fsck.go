@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
 )
 
 func init() {

@@ -12,9 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/endpoints"
+	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/sql"
 )
 

@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
-	"github.com/sediment/sediment/engine/endpoints"
 	"github.com/sediment/sediment/httpapi"
+	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/sql/parser"
 )
 

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 func TestParseServeConfig(t *testing.T) {

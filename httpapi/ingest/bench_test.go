@@ -9,13 +9,13 @@ import (
 
 	gojson "github.com/goccy/go-json"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // Run: go test -run '^$' -bench . -count 6 ./httpapi/ingest | tee new.txt (then benchstat).
 
 func edgeEvent(tb testing.TB) []byte {
-	data, err := os.ReadFile("../../engine/event/testdata/edge_event.json")
+	data, err := os.ReadFile("../../event/testdata/edge_event.json")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // Request is what the decoder needs of an ingest request.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // eventsJSON renders events as one JSON array, the form the tables compare.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // fuzzRoute fuzzes one route's decoder: it must not panic, must fail only

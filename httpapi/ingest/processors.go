@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // addRaw is Logflare's Raw processor (the create action):

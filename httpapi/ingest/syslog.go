@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // Dialect selects the syslog grammar variant of a logplex route.

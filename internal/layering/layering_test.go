@@ -1,6 +1,8 @@
-// Package layering holds a test that keeps Sediment's package layers
-// apart: storage knows nothing of SQL or HTTP, the engine nothing of HTTP,
-// and only the HTTP layer speaks JSON through goccy/go-json or fasthttp.
+// Package layering holds the tests that keep Sediment's folders in their
+// layers (ARCHITECTURE.md draws them). A package may import packages of a
+// lower layer and packages inside its own folder, never one of the same or
+// a higher layer; and the external imports that belong to one layer
+// (net/http, fasthttp, goccy/go-json) stay there.
 package layering
 
 import (
@@ -15,66 +17,134 @@ import (
 
 const module = "github.com/sediment/sediment/"
 
-// forbidden lists, per package prefix (a directory of the module and all
-// below it), the import prefixes its non-test files must not use.
-var forbidden = []struct {
+// layers ranks every top-level folder, bottom (0) to top. Folders of one
+// rank are peers and must not import each other.
+var layers = map[string]int{
+	"internal": 0, // shared leaves: vfs, vec, jsonstr
+	"event":    1, // the event model and its codecs
+	"segment":  1, // segment file format
+	"index":    1, // index format
+	"sql":      1, // SQL compiler and executor; reads storage through sql/scan
+	"engine":   2, // storage: shards, WAL, head, flush, compaction, scan
+	"lql":      2, // LQL parser, SQL translation and single-event matcher
+	"catalog":  3, // sources, endpoints, tokens
+	"query":    4, // endpoint and search services over engine, catalog and sql
+	"httpapi":  5, // routes
+	"bench":    6, // load generators and suites
+	"cmd":      7, // wiring
+	"fuzz":     8, // fuzz targets reach everything
+}
+
+// denyExternal lists, per top-level folder, imports its non-test files
+// must not use whatever their layer.
+var denyExternal = []struct {
 	pkg  string
 	deny []string
 	why  string
 }{
-	{pkg: "internal/vec", deny: []string{module}, why: "shared leaf"},
-	{pkg: "internal/vfs", deny: []string{module}, why: "shared leaf"},
-	{pkg: "internal/jsonstr", deny: []string{module}, why: "shared leaf"},
-	{pkg: "segment", deny: []string{module + "index", module + "engine", module + "sql", module + "httpapi", module + "cmd", module + "bench", "net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "storage format knows nothing above it"},
-	{pkg: "index", deny: []string{module + "engine", module + "sql", module + "httpapi", module + "cmd", module + "bench", "net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "index format knows nothing above it"},
-	{pkg: "sql", deny: []string{module + "engine", module + "httpapi", module + "cmd", module + "bench", module + "segment", module + "index", "net/http", "github.com/valyala/fasthttp"}, why: "SQL reads storage only through sql/scan"},
-	{pkg: "engine", deny: []string{module + "httpapi", module + "cmd", module + "bench", "net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "the engine is usable without HTTP"},
-	{pkg: "engine/catalog", deny: []string{module + "sql/parser"}, why: "the catalog gets its SQL validator injected"},
-	{pkg: "httpapi", deny: []string{module + "cmd", module + "bench"}, why: "commands wire the server, not the reverse"},
+	{pkg: "segment", deny: []string{"net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "the storage format knows nothing of HTTP or JSON"},
+	{pkg: "index", deny: []string{"net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "the index format knows nothing of HTTP or JSON"},
+	{pkg: "event", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "the event model knows nothing of HTTP"},
+	{pkg: "sql", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "SQL knows nothing of HTTP"},
+	{pkg: "engine", deny: []string{"net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "the engine is usable without HTTP"},
+	{pkg: "lql", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "LQL knows nothing of HTTP"},
+	{pkg: "catalog", deny: []string{"net/http", "github.com/valyala/fasthttp", module + "sql/parser"}, why: "the catalog gets its SQL validator injected and knows nothing of HTTP"},
+	{pkg: "query", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "the query services know nothing of HTTP"},
 }
 
+// TestLayersComplete fails when a top-level folder with Go code has no
+// rank, so that a new folder gets a place in the diagram.
+func TestLayersComplete(t *testing.T) {
+	root := moduleRoot(t)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "docs" {
+			continue
+		}
+		matches, _ := filepath.Glob(filepath.Join(root, e.Name(), "*.go"))
+		sub, _ := filepath.Glob(filepath.Join(root, e.Name(), "*", "*.go"))
+		if len(matches)+len(sub) == 0 {
+			continue
+		}
+		if _, ok := layers[e.Name()]; !ok {
+			t.Errorf("folder %s has Go code but no layer in internal/layering (and ARCHITECTURE.md)", e.Name())
+		}
+	}
+}
+
+// TestPackageLayers checks every non-test import of every package.
 func TestPackageLayers(t *testing.T) {
+	root := moduleRoot(t)
+	checked := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "testdata" || n == "node_modules" || (strings.HasPrefix(n, ".") && p != root) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		top, _, ok := strings.Cut(rel, "/")
+		if !ok {
+			return nil
+		}
+		rank, ok := layers[top]
+		if !ok {
+			return nil // TestLayersComplete reports it
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, rule := range denyExternal {
+				if top != rule.pkg {
+					continue
+				}
+				for _, d := range rule.deny {
+					if path == d || strings.HasPrefix(path, d+"/") {
+						t.Errorf("%s imports %s: %s", rel, path, rule.why)
+					}
+				}
+			}
+			if own, ok := strings.CutPrefix(path, module); ok {
+				otop, _, _ := strings.Cut(own, "/")
+				if otop == top {
+					continue // inside its own folder
+				}
+				orank, known := layers[otop]
+				if !known || orank >= rank {
+					t.Errorf("%s imports %s: %s (layer %d) may import only lower layers, and %s is layer %d", rel, path, top, rank, otop, orank)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("only %d files checked: is the module root right?", checked)
+	}
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked := 0
-	for _, rule := range forbidden {
-		dir := filepath.Join(root, filepath.FromSlash(rule.pkg))
-		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if n := d.Name(); n == "testdata" || n == "node_modules" || strings.HasPrefix(n, ".") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-				return nil
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-			if err != nil {
-				return err
-			}
-			checked++
-			rel, _ := filepath.Rel(root, p)
-			for _, imp := range f.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
-				for _, d := range rule.deny {
-					if path == strings.TrimSuffix(d, "/") || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
-						t.Errorf("%s imports %s: %s", filepath.ToSlash(rel), path, rule.why)
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if checked < 20 {
-		t.Fatalf("only %d files checked: is the module root right?", checked)
-	}
+	return root
 }

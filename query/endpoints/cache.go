@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/catalog"
 )
 
 // cache keeps endpoint results per (endpoint, full parameter map).

@@ -20,10 +20,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/catalog"
+	"github.com/sediment/sediment/lql"
 	"github.com/sediment/sediment/sql"
-	"github.com/sediment/sediment/sql/lql"
 	"github.com/sediment/sediment/sql/parser"
 	"github.com/sediment/sediment/sql/scan"
 )

@@ -3,13 +3,13 @@ package search
 // Benchmarks of LQL search and live tail on generated Supabase edge
 // events (bench/gen, platform shape, ~1.4 KB of JSON each).
 //
-//	go test ./engine/search -run '^$' -bench . -count 6 | tee new.txt
+//	go test ./query/search -run '^$' -bench . -count 6 | tee new.txt
 //	benchstat old.txt new.txt
 //
 // SEDIMENT_BENCH_EVENTS sets the number of events the search benchmarks
 // load (default 1,000,000), e.g. for the README's 10M figures:
 //
-//	SEDIMENT_BENCH_EVENTS=10000000 go test ./engine/search -run '^$' -bench Search -benchtime 20x -timeout 2h
+//	SEDIMENT_BENCH_EVENTS=10000000 go test ./query/search -run '^$' -bench Search -benchtime 20x -timeout 2h
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 
 	"github.com/sediment/sediment/bench/gen"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // edgeEvents generates n normalised edge events.

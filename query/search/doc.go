@@ -32,7 +32,7 @@
 //
 // # Tail
 //
-// Tail wraps an engine subscription with an LQL filter (engine/lqlmatch,
+// Tail wraps an engine subscription with an LQL filter (lql (match.go),
 // the in-process evaluator with the semantics of the SQL translation). The
 // subscription's buffer is bounded: a slow reader loses events (counted,
 // see Tail.Dropped) and never slows ingestion.

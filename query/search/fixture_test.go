@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 // The fixed data set of the search tests: 120 request events, one a

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/sediment/sediment/internal/vec"
-	"github.com/sediment/sediment/sql/lql"
+	"github.com/sediment/sediment/lql"
 	"github.com/sediment/sediment/sql/scan"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/lql"
 	"github.com/sediment/sediment/sql"
-	"github.com/sediment/sediment/sql/lql"
 	"github.com/sediment/sediment/sql/parser"
 	"github.com/sediment/sediment/sql/scan"
 )

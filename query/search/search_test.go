@@ -15,7 +15,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/sql/lql"
+	"github.com/sediment/sediment/lql"
 )
 
 func testSearcher() *Searcher {

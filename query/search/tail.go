@@ -4,9 +4,8 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/engine/event"
-	"github.com/sediment/sediment/engine/lqlmatch"
-	"github.com/sediment/sediment/sql/lql"
+	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/lql"
 )
 
 // ParseTailFilter compiles the LQL of a live tail. Only filters take part:
@@ -19,7 +18,7 @@ import (
 // events to come may carry fields no stored event has yet. The matcher
 // compares numbers and strings leniently (m.status:500 matches 500 and
 // "500"), so a typed parse would add only errors.
-func ParseTailFilter(text string, now time.Time) (*lqlmatch.Matcher, error) {
+func ParseTailFilter(text string, now time.Time) (*lql.Matcher, error) {
 	q, err := lql.Parse(text, lql.Options{Now: now})
 	if err != nil {
 		return nil, &RequestError{err}
@@ -30,7 +29,7 @@ func ParseTailFilter(text string, now time.Time) (*lqlmatch.Matcher, error) {
 			filters = append(filters, f)
 		}
 	}
-	m, err := lqlmatch.Compile(&lql.Query{Filters: filters})
+	m, err := lql.Compile(&lql.Query{Filters: filters})
 	if err != nil {
 		return nil, &RequestError{err}
 	}
@@ -45,12 +44,12 @@ func ParseTailFilter(text string, now time.Time) (*lqlmatch.Matcher, error) {
 // A Tail is read from one goroutine; Close may be called from any.
 type Tail struct {
 	sub      *engine.Subscription
-	match    *lqlmatch.Matcher
+	match    *lql.Matcher
 	reported int64
 }
 
 // NewTail subscribes to sh's new events.
-func NewTail(sh *engine.Shard, m *lqlmatch.Matcher, buf int) *Tail {
+func NewTail(sh *engine.Shard, m *lql.Matcher, buf int) *Tail {
 	return &Tail{sub: sh.Subscribe(buf), match: m}
 }
 

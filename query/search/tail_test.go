@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sediment/sediment/engine/event"
+	"github.com/sediment/sediment/event"
 )
 
 func tailDocs(from, n int) []string {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sediment/sediment/sql/lql"
+	"github.com/sediment/sediment/lql"
 )
 
 // maxTimeText bounds the text ParseTime looks at: the longest form it

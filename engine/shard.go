@@ -78,6 +78,8 @@ type Shard struct {
 	retentionDays atomic.Int64
 
 	stats shardCounters
+	// conds is what is currently wrong with the shard (see Conditions).
+	conds conditions
 
 	subsMu sync.Mutex
 	subs   map[*Subscription]struct{}
@@ -506,6 +508,8 @@ func (s *Shard) quarantine(id uint64, path string, cause error) {
 		err = s.opts.FS.SyncDir(s.segDir)
 	}
 	s.opts.Logger.Error("segment quarantined", "shard", s.id, "segment", id, "cause", cause.Error(), "moved_to", dst, "move_err", err)
+	s.raiseCondition(Condition{Kind: ConditionQuarantined,
+		Detail: fmt.Sprintf("%d segment(s) found damaged and moved to quarantine/ (last: %s); answers miss their events", s.stats.quarantined.Load(), filepath.Base(path))})
 }
 
 // quarantineRef removes a live segment found damaged during a read.
@@ -776,6 +780,8 @@ func (s *Shard) fail(err error) {
 		s.failed = err
 	}
 	s.mu.Unlock()
+	s.raiseCondition(Condition{Kind: ConditionWALFailed, RefusesIngest: true,
+		Detail: "the write-ahead log could not be written or synced; the source refuses events until the server restarts"})
 }
 
 // syncer fsyncs the log periodically in buffered mode.

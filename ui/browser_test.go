@@ -238,6 +238,56 @@ func TestBrowser(t *testing.T) {
 		"where r.status_code >= cast(@min_status as int64)\ngroup by status order by status", 60)
 	b := newBrowser(t, es.base)
 
+	// The page's pure functions, run in the browser as the page runs them.
+	t.Run("Modules", func(t *testing.T) {
+		b.t = t
+		b.run(chromedp.Navigate(es.base + "/"))
+		var failures []string
+		b.eval(`(async () => {
+			const lql = await import('./ui/lql.js');
+			const hist = await import('./ui/histogram.js');
+			const time = await import('./ui/time.js');
+			const out = [];
+			const eq = (name, got, want) => { if (JSON.stringify(got) !== JSON.stringify(want)) out.push(name + ': ' + JSON.stringify(got) + ' != ' + JSON.stringify(want)); };
+			eq('clause', lql.clause(['metadata', 'response', 'status_code'], 500, false), 'm.response.status_code:500');
+			eq('clause quoted', lql.clause(['metadata', 'request', 'path'], '/a b"c\\', true), '-m.request.path:"/a b\\"c\\\\"');
+			eq('clause array', lql.clause(['metadata', 'tags', 0], 'x', false), 'm.tags:@>x');
+			eq('clause top', lql.clause(['project'], 'default', false), 'project:default');
+			eq('clause null', lql.clause(['metadata', 'x'], null, false), 'm.x:NULL');
+			eq('clause word NULL', lql.clause(['metadata', 'x'], 'null', false), 'm.x:"null"');
+			eq('not filterable', lql.filterable(['timestamp'], 1) || lql.filterable(['metadata'], {}), false);
+			eq('add', lql.addClause('a:1', 'b:2'), 'a:1 b:2');
+			eq('add again', lql.addClause('a:1 b:2', 'b:2'), 'a:1 b:2');
+			eq('add flips', lql.addClause('a:1 -b:2', 'b:2'), 'a:1 b:2');
+			eq('split', lql.splitClauses('a:"x y" c:group_by(t::minute)  ~"q \\" r"'), ['a:"x y"', 'c:group_by(t::minute)', '~"q \\" r"']);
+			eq('period', lql.chartPeriod('x c:count(*) c:group_by(t::h)'), 'hour');
+			eq('aggregate', lql.chartAggregate('c:avg(m.latency) c:group_by(t::m)'), 'avg(m.latency)');
+			eq('has chart', [lql.hasChart('a c:count(*)'), lql.hasChart('a:c')], [true, false]);
+			const buckets = [];
+			const from = Date.UTC(2025, 6, 10, 11, 0, 0) * 1000, to = from + 3600e6;
+			for (let i = 0; i < 60; i++) buckets.push({timestamp: from + i * 60e6, count: i % 7});
+			const {bars, width} = hist.bins(buckets, from, to, 60e6, 25);
+			eq('bars sum', bars.reduce((n, b) => n + b.count, 0), buckets.reduce((n, b) => n + b.count, 0));
+			eq('bars width', [width, bars.length <= 25], [300e6, true]);
+			time.setLocal(false);
+			eq('format', time.format(1752148805123456), '2025-07-10 12:00:05.123');
+			eq('format us', time.format(1752148805123456, 'us'), '2025-07-10 12:00:05.123456');
+			eq('parse', time.parse('2025-07-10 12:00:05.123456'), 1752148805123456);
+			eq('parse Z', time.parse('2025-07-10T12:00:05Z'), 1752148805000000);
+			eq('parse offset', time.parse('2025-07-10T17:30:05+05:30'), 1752148805000000);
+			eq('iso', time.iso(1752148805123456), '2025-07-10T12:00:05.123456Z');
+			eq('bad', time.parse('yesterday'), null);
+			time.setLocal(true);
+			eq('local', [time.format(1752148805123456), time.zoneLabel(1752148805123456)], ['2025-07-10 17:30:05.123', 'local, UTC+05:30']);
+			eq('parse local', time.parse('2025-07-10 17:30:05'), 1752148805000000);
+			time.setLocal(false);
+			return out;
+		})()`, &failures)
+		for _, f := range failures {
+			t.Error(f)
+		}
+	})
+
 	t.Run("SignIn", func(t *testing.T) {
 		b.t = t
 		b.run(chromedp.Navigate(es.base+"/"), chromedp.WaitVisible(chromedp.CSS("#key")))

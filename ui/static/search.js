@@ -241,6 +241,8 @@ export function render(root, ctx) {
 
   function drawSummary(ms) {
     if (!result) return;
+    if (ms != null) result.ms = ms;
+    ms = result.ms;
     const {rows, count, from, to} = result;
     const zone = time.zoneLabel(from);
     const parts = [];

@@ -78,14 +78,14 @@ export function createTable({onOpen, onFilter, onRemoveColumn, empty = 'No event
   }
 
   function template() {
-    return columns.map((c) => c.kind === 'time' ? 'var(--col-time)' : c.kind === 'message' ? 'minmax(18em, 1fr)' : 'minmax(9em, 14em)').join(' ');
+    return columns.map((c) => c.kind === 'time' ? 'var(--col-time)' : c.kind === 'message' ? 'minmax(var(--msg-min), 1fr)' : 'minmax(9em, 14em)').join(' ');
   }
 
   function drawHead() {
     el.style.setProperty('--cols', template());
     // Rows are as wide as the view, or as the columns' minimum widths.
     const fields = columns.filter((c) => c.kind === 'field').length;
-    el.style.setProperty('--row-min', `calc(var(--col-time) + 18em + ${fields * 9}em)`);
+    el.style.setProperty('--row-min', `calc(var(--col-time) + var(--msg-min) + ${fields * 9}em)`);
     clear(head, columns.map((c) => h('div', {role: 'columnheader', class: 'cell ' + c.kind, title: c.title || c.label},
       h('span', null, c.label),
       c.removable ? h('button', {type: 'button', class: 'icon', dataset: {act: 'remove', col: c.id}, 'aria-label': 'Remove column ' + c.label, title: 'Remove column'}, '×') : null)));

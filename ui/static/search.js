@@ -236,6 +236,12 @@ export function render(root, ctx) {
     histogram.draw({buckets: chart, from, to, period: lql.periodMicros[period], label: isCount ? 'Events' : aggregate});
     drawSummary(performance.now() - t0);
     summary.dataset.state = 'done';
+    // The time to the first frame that shows the answer, for measurements.
+    requestAnimationFrame(() => setTimeout(() => {
+      if (my !== seq) return;
+      summary.dataset.renderMs = (performance.now() - t0).toFixed(1);
+      performance.mark('sediment:search-rendered');
+    }));
     if (st.open) reopen();
   }
 

@@ -48,6 +48,7 @@ export function render(root, ctx) {
       const r = await ctx.refreshAccess();
       if (r.status === 401) { ctx.signOut('The key is no longer accepted.'); return; }
       draw();
+      requestAnimationFrame(() => setTimeout(() => performance.mark('sediment:sources-rendered')));
     } catch (err) {
       status.textContent = 'Could not load the sources: ' + err.message;
     } finally {

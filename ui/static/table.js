@@ -20,6 +20,7 @@ export function createTable({onOpen, onFilter, onRemoveColumn, empty = 'No event
   let selected = -1;
   let rowHeight = 30;
   let frame = 0;
+  let drawn = new Map(); // row index → its element, for the rows on screen
 
   const head = h('div', {class: 'rhead', role: 'row'});
   const win = h('div', {class: 'rwindow', role: 'rowgroup'});
@@ -27,6 +28,7 @@ export function createTable({onOpen, onFilter, onRemoveColumn, empty = 'No event
   const placeholder = h('p', {class: 'rempty'}, empty);
   const scroller = h('div', {class: 'rscroll'}, head, spacer, placeholder);
   const el = h('div', {class: 'rtable', role: 'table', 'aria-label': 'Events', 'aria-rowcount': '0'}, scroller);
+  el.renderStats = {count: 0, total: 0, max: 0};
 
   scroller.addEventListener('scroll', schedule, {passive: true});
   new ResizeObserver(schedule).observe(scroller);
@@ -103,6 +105,15 @@ export function createTable({onOpen, onFilter, onRemoveColumn, empty = 'No event
   }
 
   function render() {
+    const t0 = performance.now();
+    renderRows();
+    // What drawing costs, for measurements (ui/perf_test.go reads it).
+    const ms = performance.now() - t0;
+    const st = el.renderStats;
+    st.count++; st.total += ms; st.max = Math.max(st.max, ms);
+  }
+
+  function renderRows() {
     spacer.style.height = rows.length * rowHeight + 'px';
     placeholder.hidden = rows.length > 0;
     el.setAttribute('aria-rowcount', String(rows.length));
@@ -110,13 +121,24 @@ export function createTable({onOpen, onFilter, onRemoveColumn, empty = 'No event
     const first = Math.max(0, Math.floor(top / rowHeight) - overscan);
     const last = Math.min(rows.length, Math.ceil((top + scroller.clientHeight) / rowHeight) + overscan);
     win.style.transform = `translateY(${first * rowHeight}px)`;
+    // Rows still in view keep their elements: a scroll builds only the
+    // rows it brings in.
+    const next = new Map();
     const out = [];
     for (let i = first; i < last; i++) {
       const row = rows[i];
-      out.push(h('div', {role: 'row', class: 'rrow' + (i === selected ? ' selected' : ''), tabindex: '0',
-        'aria-rowindex': String(i + 1), dataset: {index: String(i), id: row.id ?? ''}},
-        columns.map((c) => cell(c, row))));
+      let el = drawn.get(i);
+      if (!el || el.sedimentRow !== row || el.sedimentCols !== columns) {
+        el = h('div', {role: 'row', class: 'rrow', tabindex: '0', 'aria-rowindex': String(i + 1), dataset: {index: String(i), id: row.id ?? ''}},
+          columns.map((c) => cell(c, row)));
+        el.sedimentRow = row;
+        el.sedimentCols = columns;
+      }
+      el.classList.toggle('selected', i === selected);
+      next.set(i, el);
+      out.push(el);
     }
+    drawn = next;
     win.replaceChildren(...out);
   }
 

@@ -73,35 +73,27 @@ func (s *Server) handleEvent(ctx *fasthttp.RequestCtx, tokenOrName string) {
 			}
 		}
 	}
-	var text strings.Builder
-	text.WriteString(`id:"`)
-	text.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(id))
-	text.WriteString(`" s:timestamp s:id s:event_message`)
 	names := make([]string, 0, len(top))
 	for n := range top {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	omitted := []string{}
-	for _, n := range names {
-		switch {
-		case n == "timestamp" || n == "id" || n == "event_message":
-		case !lqlName(n):
-			omitted = append(omitted, n)
-		default:
-			text.WriteString(" s:" + n)
-		}
-	}
+	text, omitted := eventLQL(id, names)
 	qctx, cancel := context.WithTimeout(s.baseCtx, s.opts.QueryTimeout)
 	defer cancel()
 	tbl := sn.Table(src.Name)
-	req := search.Request{LQL: text.String(), From: &ts, To: &ts, Limit: eventMatches}
+	req := search.Request{LQL: text, From: &ts, To: &ts, Limit: eventMatches}
 	p, err := s.search.Prepare(qctx, tbl, req)
 	var res *search.Response
 	if err == nil {
 		res, err = s.search.Run(qctx, tbl, p)
 	}
-	if err != nil {
+	var reqErr *search.RequestError
+	switch {
+	case errors.As(err, &reqErr):
+		sendError(ctx, fasthttp.StatusBadRequest, "id: "+err.Error()) // an id LQL cannot hold (not UTF-8)
+		return
+	case err != nil:
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = errTimeout
 		}
@@ -131,6 +123,28 @@ func (s *Server) handleEvent(ctx *fasthttp.RequestCtx, tokenOrName string) {
 		out["omitted_fields"] = omitted
 	}
 	sendJSON(ctx, fasthttp.StatusOK, out)
+}
+
+// eventLQL writes the LQL of an event lookup: the id as a quoted value
+// (so that no id is read as LQL), and an s: clause for each top-level
+// field name besides the base ones. Names LQL cannot write are returned
+// apart.
+func eventLQL(id string, names []string) (text string, omitted []string) {
+	var b strings.Builder
+	b.WriteString(`id:"`)
+	b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(id))
+	b.WriteString(`" s:timestamp s:id s:event_message`)
+	omitted = []string{}
+	for _, n := range names {
+		switch {
+		case n == "timestamp" || n == "id" || n == "event_message":
+		case !lqlName(n):
+			omitted = append(omitted, n)
+		default:
+			b.WriteString(" s:" + n)
+		}
+	}
+	return b.String(), omitted
 }
 
 // errTimeout is the message of a query past its deadline, as the search

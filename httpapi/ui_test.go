@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
+	"github.com/sediment/sediment/lql"
 	"github.com/sediment/sediment/ui"
 )
 
@@ -309,4 +311,27 @@ func TestEndpointCacheAndTimingHeaders(t *testing.T) {
 	if r.header.Get("X-Sediment-Cache") != "off" || r.body != `{"result":[{"n":10}]}` {
 		t.Fatalf("uncached: %s cache %q", r.body, r.header.Get("X-Sediment-Cache"))
 	}
+}
+
+// FuzzEventLQL checks that every id is read back as one value, never as
+// LQL: the lookup's query parses to exactly a filter id = <the id>, or is
+// refused as a whole (an id that is not UTF-8).
+func FuzzEventLQL(f *testing.F) {
+	for _, id := range []string{"0b6e3c5e-1f2a-4c3b-9d4e-5f6a7b8c9d0e", `x" OR "1`, `a\`, `\"`, "m.x:1 y", "", "é\x00\n", "\xff"} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		text, _ := eventLQL(id, []string{"metadata", "project", "bad-name"})
+		q, err := lql.Parse(text, lql.Options{})
+		if err != nil {
+			if utf8.ValidString(id) && len(text) <= lql.MaxQueryBytes {
+				t.Fatalf("id %q: %v", id, err)
+			}
+			return
+		}
+		if len(q.Filters) != 1 || q.Filters[0].Path != "id" || q.Filters[0].Op != lql.OpEq || q.Filters[0].Negate ||
+			q.Filters[0].Value.Str != id || len(q.Selects) != 5 {
+			t.Fatalf("id %q reads as %+v", id, q)
+		}
+	})
 }

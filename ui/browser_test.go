@@ -12,12 +12,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -63,6 +65,9 @@ type browser struct {
 	ctx  context.Context
 	base string
 	shot string // screenshot directory, "" when not asked
+
+	mu         sync.Mutex
+	pageErrors []string // uncaught exceptions and console errors of the page
 }
 
 func newBrowser(t *testing.T, base string) *browser {
@@ -98,7 +103,36 @@ func newBrowser(t *testing.T, base string) *browser {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
+	if err := chromedp.Listen(ctx, b.notePageError); err != nil {
+		t.Fatal(err)
+	}
 	return b
+}
+
+// notePageError records the page's script errors (it runs on chromedp's
+// reading goroutine: it only appends).
+func (b *browser) notePageError(ev any) {
+	var msg string
+	switch e := ev.(type) {
+	case *runtime.EventExceptionThrown:
+		msg = "exception: " + e.ExceptionDetails.Text
+		if e.ExceptionDetails.Exception != nil {
+			msg += " " + e.ExceptionDetails.Exception.Description
+		}
+	case *runtime.EventConsoleAPICalled:
+		if e.Type != runtime.ConsoleAPICalledTypeError {
+			return
+		}
+		msg = "console.error:"
+		for _, a := range e.Args {
+			msg += " " + string(a.Value) + a.Description
+		}
+	default:
+		return
+	}
+	b.mu.Lock()
+	b.pageErrors = append(b.pageErrors, msg)
+	b.mu.Unlock()
 }
 
 // run runs actions, failing the test on error (each call has 30 s).
@@ -717,6 +751,14 @@ func TestBrowser(t *testing.T) {
 		b.run(chromedp.Click(chromedp.CSS("#signout")), chromedp.WaitVisible(chromedp.CSS("#key")),
 			chromedp.SendKeys(chromedp.CSS("#key"), publicKey+kb.Enter))
 		b.waitFor("the ingest-only notice", `document.body.innerText.includes('may only send events')`)
+	})
+
+	t.Cleanup(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, e := range b.pageErrors {
+			t.Errorf("the page had a script error: %s", e)
+		}
 	})
 
 	t.Run("Phone", func(t *testing.T) {

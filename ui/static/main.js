@@ -47,7 +47,7 @@ function showSignIn(message) {
   nav.hidden = true;
   tzButton.hidden = true;
   signOutButton.hidden = true;
-  const input = h('input', {type: 'password', id: 'key', name: 'key', autocomplete: 'current-password', required: true,
+  const input = h('input', {type: 'password', id: 'key', name: 'key', autocomplete: 'off', required: true,
     'aria-describedby': 'signin-error', placeholder: 'private key or a key with scope query'});
   const error = h('p', {id: 'signin-error', class: 'error', role: 'alert'}, message || '');
   const button = h('button', {type: 'submit', class: 'primary'}, 'Sign in');

@@ -19,7 +19,7 @@ import (
 //	  "sources": [       // when search: every source, with what it holds
 //	    {"token": "...", "name": "cloudflare.logs.prod", "event_count": 1200,
 //	     "oldest_event_timestamp": 1752148800000000, "newest_event_timestamp": 1752152399000000,
-//	     "storage_bytes": 48213}
+//	     "storage_bytes": 48213, "unflushed_event_count": 200}
 //	  ],
 //	  "endpoints": [     // the query endpoints the key may run
 //	    {"token": "...", "name": "logs.all", "description": null, "language": "bq_sql",
@@ -30,8 +30,8 @@ import (
 //
 // event_count counts events stored and in memory; the timestamps are unix
 // microseconds (null for an empty source); storage_bytes is the size of
-// the source's segment files (events still in memory and in the
-// write-ahead log are not in it). An endpoint's query is shown to keys
+// the source's segment files, and unflushed_event_count the events not in
+// them yet (in memory and in the write-ahead log, queryable already). An endpoint's query is shown to keys
 // that may search every source (scopes private and query); a key scoped
 // to one endpoint (query:endpoint:<id>) gets null, since the query may
 // name sources it may not read.
@@ -51,6 +51,7 @@ type accessSource struct {
 	OldestEventTimestamp *int64 `json:"oldest_event_timestamp"`
 	NewestEventTimestamp *int64 `json:"newest_event_timestamp"`
 	StorageBytes         int64  `json:"storage_bytes"`
+	UnflushedEventCount  int64  `json:"unflushed_event_count"`
 }
 
 type accessEndpoint struct {
@@ -133,6 +134,7 @@ func sourceStats(src *catalog.Source, sh *engine.Shard) accessSource {
 	in := sh.Info()
 	out.EventCount = int64(in.SegmentRows) + int64(in.HeadRows)
 	out.StorageBytes = in.SegmentBytes
+	out.UnflushedEventCount = int64(in.HeadRows)
 	if out.EventCount > 0 {
 		lo, hi := in.MinTime, in.MaxTime
 		out.OldestEventTimestamp, out.NewestEventTimestamp = &lo, &hi

@@ -101,6 +101,7 @@ type accessAnswer struct {
 		OldestEventTimestamp *int64 `json:"oldest_event_timestamp"`
 		NewestEventTimestamp *int64 `json:"newest_event_timestamp"`
 		StorageBytes         int64  `json:"storage_bytes"`
+		UnflushedEventCount  int64  `json:"unflushed_event_count"`
 	} `json:"sources"`
 	Endpoints []struct {
 		Name       string   `json:"name"`
@@ -158,7 +159,7 @@ func TestAccess(t *testing.T) {
 	for _, s := range priv.Sources {
 		switch s.Name {
 		case "cloudflare.logs.prod":
-			if s.EventCount != 35 || s.StorageBytes <= 0 || s.NewestEventTimestamp == nil || s.OldestEventTimestamp == nil ||
+			if s.EventCount != 35 || s.StorageBytes <= 0 || s.UnflushedEventCount != 5 || s.NewestEventTimestamp == nil || s.OldestEventTimestamp == nil ||
 				*s.OldestEventTimestamp != studioNow.Add(-30*time.Minute).UnixMicro() ||
 				*s.NewestEventTimestamp != studioNow.Add(-2*time.Minute+4*time.Minute).UnixMicro() {
 				t.Fatalf("edge source: %+v", s)

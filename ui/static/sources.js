@@ -35,7 +35,9 @@ export function render(root, ctx) {
         h('td', null, h('a', {href: link}, src.name)),
         h('td', {class: 'num'}, formatCount(src.event_count)),
         h('td', {class: 'mono'}, src.newest_event_timestamp == null ? '—' : time.format(src.newest_event_timestamp)),
-        h('td', {class: 'num'}, formatBytes(src.storage_bytes)),
+        h('td', {class: 'num'}, formatBytes(src.storage_bytes),
+          src.unflushed_event_count > 0 ? h('span', {class: 'dim', title: 'Events in memory and in the write-ahead log, searchable already, not yet written to segment files'},
+            ' + ' + formatCount(src.unflushed_event_count) + ' in the log') : null),
         h('td', {class: 'mono dim'}, src.token));
     }));
     status.textContent = list.length === 0 ? 'No sources yet.' :

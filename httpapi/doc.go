@@ -20,6 +20,11 @@
 //	query.go      query endpoint routes and the QueryRunner interface
 //	params.go     query endpoint parameter collection
 //	accesslog.go  request logging
+//	ui.go         the web explorer at / and /ui/ (files from package ui)
+//	access.go     /api/access: what a key may do and reach
+//	event.go      /api/sources/:source/event: one stored event whole
+//	lqlerror.go   search errors that name the LQL clause
+//	runinfo.go    cache and timing headers of query endpoint answers
 //
 // Query execution is not here: handlers call a QueryRunner.
 package httpapi

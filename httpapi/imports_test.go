@@ -21,6 +21,7 @@ func TestImportBoundaries(t *testing.T) {
 		"github.com/sediment/sediment/query/search":   true,
 		"github.com/sediment/sediment/httpapi/ingest": true,
 		"github.com/sediment/sediment/lql":            true,
+		"github.com/sediment/sediment/ui":             true,
 		"github.com/valyala/fasthttp":                 true,
 		"github.com/goccy/go-json":                    true,
 	}

@@ -81,7 +81,7 @@ func (s *Server) handleEndpointQuery(ctx *fasthttp.RequestCtx, pathKey, pathValu
 	}
 	qctx, cancel := context.WithTimeout(s.baseCtx, s.opts.QueryTimeout)
 	defer cancel()
-	sendRunnerBody(ctx, runner.RunEndpoint(qctx, ep, params, redact))
+	runEndpoint(ctx, qctx, runner, ep, params, redact)
 }
 
 // handleSQL serves GET /api/query?sql= (also bq_sql=, pg_sql=, ch_sql=),

@@ -62,6 +62,16 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	}
 	get := method == fasthttp.MethodGet || method == fasthttp.MethodHead
 	switch path {
+	case "/":
+		if get {
+			s.handleRoot(ctx)
+			return
+		}
+	case "/api/access":
+		if get {
+			s.handleAccess(ctx)
+			return
+		}
 	case "/health":
 		if get {
 			s.handleHealth(ctx)
@@ -97,6 +107,10 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		}
 	}
 
+	if rest, ok := strings.CutPrefix(path, uiAssetPrefix); ok && get {
+		s.handleUIAsset(ctx, rest)
+		return
+	}
 	if rest, ok := strings.CutPrefix(path, "/api/endpoints/query/"); ok && rest != "" {
 		if name, ok := strings.CutPrefix(rest, "name/"); ok && name != "" {
 			if get {
@@ -134,6 +148,9 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 			return
 		case sub == "recent" && get:
 			s.recentEvents(ctx, token)
+			return
+		case sub == "event" && get && token != "":
+			s.handleEvent(ctx, token)
 			return
 		case sub == "search" && token != "":
 			switch {

@@ -55,7 +55,7 @@ func (s *Server) handleSearch(ctx *fasthttp.RequestCtx, tokenOrName string) {
 	var reqErr *search.RequestError
 	switch {
 	case errors.As(err, &reqErr):
-		sendError(ctx, fasthttp.StatusBadRequest, err.Error())
+		sendRequestError(ctx, err)
 	case err != nil:
 		sendError(ctx, fasthttp.StatusOK, strings.TrimSpace(err.Error()))
 	default:

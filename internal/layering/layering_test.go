@@ -25,6 +25,7 @@ var layers = map[string]int{
 	"segment":  1, // segment file format
 	"index":    1, // index format
 	"sql":      1, // SQL compiler and executor; reads storage through sql/scan
+	"ui":       1, // the web explorer's embedded files (httpapi serves them)
 	"engine":   2, // storage: shards, WAL, head, flush, compaction, scan
 	"lql":      2, // LQL parser, SQL translation and single-event matcher
 	"catalog":  3, // sources, endpoints, tokens
@@ -49,6 +50,7 @@ var denyExternal = []struct {
 	{pkg: "engine", deny: []string{"net/http", "github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "the engine is usable without HTTP"},
 	{pkg: "lql", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "LQL knows nothing of HTTP"},
 	{pkg: "catalog", deny: []string{"net/http", "github.com/valyala/fasthttp", module + "sql/parser"}, why: "the catalog gets its SQL validator injected and knows nothing of HTTP"},
+	{pkg: "ui", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "the explorer's files are served by httpapi"},
 	{pkg: "query", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "the query services know nothing of HTTP"},
 }
 

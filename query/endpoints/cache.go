@@ -77,6 +77,13 @@ func (c *cache) ttl(ep *catalog.Endpoint) time.Duration {
 
 // get returns the endpoint's result for params, from memory when fresh.
 func (c *cache) get(ctx context.Context, ep *catalog.Endpoint, params map[string]string) ([]byte, error) {
+	body, _, err := c.lookup(ctx, ep, params)
+	return body, err
+}
+
+// lookup is get that also reports whether the stored result answered
+// (hit) or the query ran for this request or one it joined (miss).
+func (c *cache) lookup(ctx context.Context, ep *catalog.Endpoint, params map[string]string) (body []byte, hit bool, err error) {
 	key := cacheKey(ep, params)
 	now := c.s.opts.Now()
 	c.mu.Lock()
@@ -90,7 +97,7 @@ func (c *cache) get(ctx context.Context, ep *catalog.Endpoint, params map[string
 		e.lastAccess = now
 		body := e.body
 		c.mu.Unlock()
-		return body, nil
+		return body, true, nil
 	}
 	if e != nil && e.inflight != nil {
 		cl := e.inflight
@@ -98,9 +105,9 @@ func (c *cache) get(ctx context.Context, ep *catalog.Endpoint, params map[string
 		c.mu.Unlock()
 		select {
 		case <-cl.done:
-			return cl.body, cl.err
+			return cl.body, false, cl.err
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
 	}
 	if e == nil {
@@ -113,7 +120,7 @@ func (c *cache) get(ctx context.Context, ep *catalog.Endpoint, params map[string
 	c.mu.Unlock()
 
 	// The computation outlives a caller that gives up: others may wait on it.
-	body, err := c.s.execute(context.WithoutCancel(ctx), ep, params)
+	body, err = c.s.execute(context.WithoutCancel(ctx), ep, params)
 
 	c.mu.Lock()
 	cl.body, cl.err = body, err
@@ -129,7 +136,7 @@ func (c *cache) get(ctx context.Context, ep *catalog.Endpoint, params map[string
 	}
 	c.mu.Unlock()
 	close(cl.done)
-	return body, err
+	return body, false, err
 }
 
 func copyParams(p map[string]string) map[string]string {

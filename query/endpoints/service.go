@@ -148,20 +148,58 @@ func (s *Service) Tick() { s.cache.tick() }
 // response body: {"result": [...]} or {"error": "..."}, always sent with
 // HTTP 200 as Logflare does.
 func (s *Service) RunEndpoint(ctx context.Context, ep *catalog.Endpoint, params map[string]string, redactPII bool) []byte {
+	body, _ := s.RunEndpointReportingCache(ctx, ep, params, redactPII)
+	return body
+}
+
+// Cache statuses RunEndpointReportingCache reports.
+const (
+	// CacheHit: a stored result answered.
+	CacheHit = "hit"
+	// CacheMiss: the query ran for this request (or for an identical one
+	// that was running when it came).
+	CacheMiss = "miss"
+	// CacheOff: the endpoint does not cache (cache_duration_seconds 0).
+	CacheOff = "off"
+)
+
+// RunEndpointReportingCache is RunEndpoint that also says how the cache
+// answered: CacheHit, CacheMiss or CacheOff.
+func (s *Service) RunEndpointReportingCache(ctx context.Context, ep *catalog.Endpoint, params map[string]string, redactPII bool) ([]byte, string) {
 	var body []byte
 	var err error
+	status := CacheOff
 	if ep.CacheDurationSeconds > 0 {
-		body, err = s.cache.get(ctx, ep, params)
+		var hit bool
+		body, hit, err = s.cache.lookup(ctx, ep, params)
+		status = CacheMiss
+		if hit {
+			status = CacheHit
+		}
 	} else {
 		body, err = s.execute(ctx, ep, params)
 	}
 	if err != nil {
-		return errorBody(err)
+		return errorBody(err), status
 	}
 	if redactPII {
-		return RedactJSON(body)
+		return RedactJSON(body), status
 	}
-	return body
+	return body, status
+}
+
+// EndpointParameters lists the @parameters an endpoint declares: those of
+// its SQL in order of first appearance (Logflare's list), none for an LQL
+// endpoint. A query that does not parse declares none.
+func (s *Service) EndpointParameters(ep *catalog.Endpoint) []string {
+	if ep.Language == catalog.LanguageLQL {
+		return nil
+	}
+	q, err := parser.Parse(ep.Query)
+	if err != nil {
+		return nil
+	}
+	return parser.Parameters(q)
 }
 
 // RunSQL runs an ad-hoc query over the sources (GET /api/query).

@@ -132,6 +132,7 @@ type Server struct {
 	stats   counters
 	search  *search.Searcher
 	tails   tailRegistry
+	syslogd syslogRegistry
 
 	unsubscribe func()
 	shutdown    sync.Once
@@ -307,6 +308,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// Live tails never end on their own: end them, or the server
 		// would wait for them until ctx ends.
 		s.tails.closeAll()
+		s.shutdownSyslog(ctx)
 		s.shutdownErr = s.srv.ShutdownWithContext(ctx)
 		s.cancel()
 		s.unsubscribe()

@@ -241,17 +241,18 @@ func productionDeps() serveDeps {
 
 // app is a running server and what it owns.
 type app struct {
-	log    *slog.Logger
-	eng    *engine.Engine
-	cat    *catalog.Catalog
-	runner httpapi.QueryRunner
-	lock   *os.File
-	srv    *httpapi.Server
-	addr   net.Addr
+	log      *slog.Logger
+	eng      *engine.Engine
+	cat      *catalog.Catalog
+	runner   httpapi.QueryRunner
+	lock     *os.File
+	srv      *httpapi.Server
+	addr     net.Addr
+	serveErr chan error
+	stopped  chan struct{}
+
 	// syslogTCP and syslogUDP are the syslog listeners' addresses (nil: off).
 	syslogTCP, syslogUDP net.Addr
-	serveErr             chan error
-	stopped              chan struct{}
 }
 
 // startServer opens the data directory, sets up access tokens, starts

@@ -22,14 +22,10 @@ import (
 // syslog3164 parses RFC 3164 lines with a reused machine.
 type syslog3164 struct {
 	machine syslog.Machine
-	year    yearOf
+	// year is the year the machine gives timestamps without one; the
+	// library fixes it when the machine is made.
+	year int
 }
-
-// yearOf is the year the parser gives timestamps without one.
-type yearOf struct{ year int }
-
-// Apply implements rfc3164.YearOperator.
-func (y *yearOf) Apply() int { return y.year }
 
 // parse parses line as RFC 3164 at time now; false when it is not. An
 // octet count before the message ("83 <13>Oct ..."), as a logplex body
@@ -38,17 +34,17 @@ func (p *syslog3164) parse(line []byte, now time.Time) (syslogMessage, bool) {
 	if n := digitRun(line); n > 0 && n < len(line) && line[n] == ' ' {
 		line = line[n+1:]
 	}
-	if p.machine == nil {
+	now = now.UTC()
+	if p.machine == nil || p.year != now.Year() {
+		p.year = now.Year()
 		p.machine = rfc3164.NewParser(
-			rfc3164.WithYear(&p.year),
+			rfc3164.WithYear(rfc3164.Year{YYYY: p.year}),
 			rfc3164.WithTimezone(time.UTC),
 			rfc3164.WithRFC3339(),
 			rfc3164.WithSecondFractions(),
 			rfc3164.WithLenientDay(),
 		)
 	}
-	now = now.UTC()
-	p.year.year = now.Year()
 	msg, err := p.machine.Parse(line)
 	if err != nil || msg == nil {
 		return syslogMessage{}, false
@@ -133,5 +129,3 @@ func (d *Decoder) nowOrClock() time.Time {
 	}
 	return time.Now()
 }
-
-var _ rfc3164.YearOperator = (*yearOf)(nil)

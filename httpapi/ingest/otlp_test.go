@@ -21,7 +21,9 @@ func strAttr(k, v string) *commonpb.KeyValue {
 	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
 }
 
-func anyAttr(k string, v *commonpb.AnyValue) *commonpb.KeyValue { return &commonpb.KeyValue{Key: k, Value: v} }
+func anyAttr(k string, v *commonpb.AnyValue) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: v}
+}
 
 func intVal(i int64) *commonpb.AnyValue {
 	return &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: i}}

@@ -121,7 +121,8 @@ func (s *Server) authenticateProtocol(ctx *fasthttp.RequestCtx) *catalog.AccessT
 //  3. the key's own source, when the key may ingest into exactly one
 //     (scope ingest:source:<id>).
 //
-// A source the key may not ingest into is never chosen.
+// A source the key may not ingest into is never chosen: a group whose hint
+// names one is refused rather than sent to the key's own source.
 type sourcePicker struct {
 	s        *Server
 	tok      *catalog.AccessToken
@@ -171,8 +172,11 @@ func (p *sourcePicker) pick(hint string) *catalog.Source {
 	if p.explicit != nil {
 		return p.explicit
 	}
-	if src := p.lookup(hint); src != nil && p.tok.CanIngest(src.ID) {
-		return src
+	if src := p.lookup(hint); src != nil {
+		if p.tok.CanIngest(src.ID) {
+			return src
+		}
+		return nil
 	}
 	return p.fallback
 }

@@ -2,7 +2,14 @@ package httpapi
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -166,5 +173,103 @@ log { source(s_in); destination(d_tcp3164); destination(d_tcp5424); destination(
 				t.Errorf("%s: %q arrived %d times, want 2", src, m.text, seen[m.text])
 			}
 		}
+	}
+}
+
+// selfSignedTLS returns a server config with a fresh self-signed
+// certificate for 127.0.0.1.
+func selfSignedTLS(t *testing.T) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sediment-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+}
+
+// TestSyslogListenerFraming sends, over TLS, octet-counted and
+// newline-framed messages mixed with blank lines, a message over the
+// limit, a bad octet count and a line that is not syslog: the good ones
+// are stored, the others counted.
+func TestSyslogListenerFraming(t *testing.T) {
+	ts := startServer(t, serverConfig{opts: Options{Now: serverNow}})
+	ts.createSource("tls-syslog")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ts.srv.ServeSyslogTCP(tls.NewListener(ln, selfSignedTLS(t)), SyslogOptions{Source: "tls-syslog", MaxMessageBytes: 200})
+
+	conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	framed := func(m string) string { return fmt.Sprintf("%d %s", len(m), m) }
+	stream := framed("<13>1 2025-07-10T12:00:01Z h app 1 - - octet one") +
+		framed("<13>1 2025-07-10T12:00:02Z h app 1 - - octet\ntwo with a newline") +
+		"\r\n<13>Jul 10 12:00:03 h app[1]: line three\n\n" +
+		framed("<13>1 2025-07-10T12:00:04Z h app 1 - - "+strings.Repeat("x", 300)) +
+		"<13>Jul 10 12:00:05 h app[1]: " + strings.Repeat("y", 300) + "\n" +
+		"12x <13>Jul 10 12:00:06 h app[1]: bad count\n" +
+		"not syslog at all\n" +
+		"<13>Jul 10 12:00:07 h app[1]: last\n"
+	if _, err := conn.Write([]byte(stream)); err != nil {
+		t.Fatal(err)
+	}
+	evs := ts.waitEvents("tls-syslog", 4)
+	conn.Close()
+	if got := messages(evs); got != "last,line three,octet\ntwo with a newline,octet one" {
+		t.Fatalf("stored %q", got)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for ts.srv.Stats().SkippedLines != 4 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := ts.srv.Stats().SkippedLines; n != 4 {
+		t.Errorf("skipped %d, want 4 (two too long, a bad count, not syslog)", n)
+	}
+}
+
+// TestSyslogListenerShutdown: Shutdown closes the listeners and their
+// connections, and what was read is stored first.
+func TestSyslogListenerShutdown(t *testing.T) {
+	ts := startServer(t, serverConfig{opts: Options{Now: serverNow}})
+	ts.createSource("s")
+	tcpAddr, udpAddr := ts.startSyslog("s", "s")
+	conn, err := net.Dial("tcp", tcpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("<13>Jul 10 12:00:03 h app[1]: before shutdown\n")); err != nil {
+		t.Fatal(err)
+	}
+	uc, err := net.Dial("udp", udpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	if _, err := uc.Write([]byte("<13>Jul 10 12:00:04 h app[1]: udp datagram")); err != nil {
+		t.Fatal(err)
+	}
+	if evs := ts.waitEvents("s", 2); len(evs) != 2 {
+		t.Fatalf("%d events", len(evs))
+	}
+	ts.stop()
+	if _, err := net.Dial("tcp", tcpAddr); err == nil {
+		t.Error("the TCP listener still accepts after Shutdown")
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Error("the connection is still open after Shutdown")
 	}
 }

@@ -28,7 +28,7 @@ func (s *Server) routeProtocols(ctx *fasthttp.RequestCtx, method, path string) b
 		}
 		s.handleOTLPLogs(ctx)
 		return true
-	case "/loki/api/v1/push", "/api/loki/v1/push":
+	case "/loki/api/v1/push", "/api/prom/push":
 		if !post {
 			return false
 		}

@@ -90,7 +90,7 @@ var (
 		`"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","unknownField":{"x":1}}]}]}]}`
 )
 
-func mustMarshal(t *testing.T, m proto.Message) []byte {
+func mustMarshal(t testing.TB, m proto.Message) []byte {
 	t.Helper()
 	b, err := proto.Marshal(m)
 	if err != nil {

@@ -71,7 +71,7 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 		if src == nil {
 			unrouted += len(r.Events)
 			if rejected == 0 {
-				reason = "no source for service.name " + strconv.Quote(r.ServiceName) +
+				reason = "no source this key may write for service.name " + strconv.Quote(r.ServiceName) +
 					": name the source with the X-Source header, create a source of that name, or use a key scoped to one source"
 			}
 			rejected += len(r.Events)

@@ -9,6 +9,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 // Benchmarks of the protocol decoders on 500-record requests shaped like
@@ -21,14 +22,14 @@ const benchRecords = 500
 func benchOTLP() *logspb.LogsData {
 	recs := make([]*logspb.LogRecord, benchRecords)
 	for i := range recs {
-		r := *fullRecord
+		r := proto.Clone(fullRecord).(*logspb.LogRecord)
 		r.Body = strVal(fmt.Sprintf("GET /api/orders/%d 200 in %dms", i, i%97))
 		r.Attributes = []*commonpb.KeyValue{
 			strAttr("http.request.method", "GET"), anyAttr("http.response.status_code", intVal(200)),
 			strAttr("url.path", fmt.Sprintf("/api/orders/%d", i)), strAttr("user.id", fmt.Sprintf("u-%d", i%50)),
 			anyAttr("duration_ms", intVal(int64(i%97))), strAttr("region", "eu-west-1"),
 		}
-		recs[i] = &r
+		recs[i] = r
 	}
 	return otlpRequest(fullResource, recs...)
 }

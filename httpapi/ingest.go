@@ -62,52 +62,12 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return
 	}
-	shard, err := s.eng.Shard(src.Token)
-	if err != nil {
+	if err := s.store(w, src, res.Events, nil); err != nil {
 		s.appendFailed(ctx, src, err)
 		return
 	}
-	rules := s.rules.get(s.cat, src, s.log)
-
-	now := s.opts.Now()
-	w.norm.Reset()
-	w.events = w.events[:0]
-	var future, dropped int64
-	for i := range res.Events {
-		ev, outcome := w.norm.Normalize(res.Events[i], now, event.NormalizeOptions{})
-		if outcome == event.OutcomeDroppedFuture {
-			future++
-			continue
-		}
-		if rules.drop != nil && rules.drop.Match(&ev) {
-			dropped++
-			continue
-		}
-		if len(rules.messageKeys) > 0 {
-			w.msg = rules.applyMessageKeys(&ev, w.msg[:0])
-		}
-		w.events = append(w.events, ev)
-	}
-
-	// Append copies what it keeps, so the events may alias the request
-	// body and the worker's buffers, which are reused after this returns.
-	if err := shard.Append(s.baseCtx, w.events); err != nil {
-		s.appendFailed(ctx, src, err)
-		return
-	}
-	s.recent.record(src.ID, w.events, &w.recent)
-
 	s.stats.requests.Add(1)
-	s.stats.events.Add(int64(len(w.events)))
-	if future > 0 {
-		s.stats.droppedFuture.Add(future)
-	}
-	if dropped > 0 {
-		s.stats.droppedLQL.Add(dropped)
-	}
-	if res.Skipped > 0 {
-		s.stats.skippedLines.Add(int64(res.Skipped))
-	}
+	s.countDropped(src, dropUnparsed, res.Skipped)
 	sendStatic(ctx, fasthttp.StatusOK, bodyLogged)
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,17 +22,22 @@ func nodeClients(t *testing.T) (node, dir string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found: skipping the pino-logflare client test (install Node.js and run `npm ci --prefix httpapi/testdata/clients`)")
+		t.Skip("node not found: skipping a real-client test (install Node.js and run `npm ci --prefix httpapi/testdata/clients`)")
 	}
-	if _, err := os.Stat(filepath.Join(clientsDir, "node_modules", "pino-logflare", "package.json")); err == nil {
+	if clientsInstalled(t, clientsDir) {
 		return node, clientsDir
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Skip("npm not found: skipping the pino-logflare client test (run `npm ci --prefix httpapi/testdata/clients`)")
+		t.Skip("npm not found: skipping a real-client test (run `npm ci --prefix httpapi/testdata/clients`)")
 	}
 	dir = t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", "pino.js"} {
+	scripts, err := filepath.Glob(filepath.Join(clientsDir, "*.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append([]string{"package.json", "package-lock.json"}, scripts...) {
+		f = filepath.Base(f)
 		b, err := os.ReadFile(filepath.Join(clientsDir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -48,9 +54,46 @@ func nodeClients(t *testing.T) (node, dir string) {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("npm ci: %v\n%s", err, out)
 		}
-		t.Skipf("npm ci failed (offline?): skipping the pino-logflare client test: %v\n%s", err, out)
+		t.Skipf("npm ci failed (offline?): skipping a real-client test: %v\n%s", err, out)
 	}
 	return node, dir
+}
+
+// clientsInstalled reports whether every package of dir/package.json is
+// installed under dir/node_modules.
+func clientsInstalled(t *testing.T, dir string) bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	for name := range pkg.Dependencies {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(name), "package.json")); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// runNode runs a client script of dir with args and returns its output,
+// failing the test when it exits non-zero.
+func runNode(t *testing.T, node, dir string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %v: %v\n%s", args, err, out)
+	}
+	return string(out)
 }
 
 // TestPinoLogflare runs a Node program logging through pino and the real

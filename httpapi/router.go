@@ -57,6 +57,10 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		return
 	}
 
+	if s.routeProtocols(ctx, method, path) {
+		return
+	}
+
 	if len(path) > 1 {
 		path = strings.TrimSuffix(path, "/")
 	}

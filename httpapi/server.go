@@ -132,6 +132,7 @@ type Server struct {
 	stats   counters
 	search  *search.Searcher
 	tails   tailRegistry
+	syslogd syslogRegistry
 
 	unsubscribe func()
 	shutdown    sync.Once
@@ -143,6 +144,7 @@ type runnerBox struct{ r QueryRunner }
 // counters are the server's running totals (see Stats).
 type counters struct {
 	requests, events, droppedFuture, droppedLQL, skippedLines atomic.Int64
+	rejected                                                  atomic.Int64
 }
 
 // Stats are running totals since the server started.
@@ -155,8 +157,13 @@ type Stats struct {
 	// ahead; DroppedLQL those matching their source's drop_lql_string.
 	DroppedFuture int64
 	DroppedLQL    int64
-	// SkippedLines counts logplex and Cloudflare lines that did not parse.
+	// SkippedLines counts logplex and Cloudflare lines that did not parse
+	// (and syslog listener messages).
 	SkippedLines int64
+	// Rejected counts OTLP records, Loki entries and bulk items refused
+	// with a per-record answer (no source for them, a value that cannot be
+	// stored, a timestamp too far ahead).
+	Rejected int64
 }
 
 // New builds a Server. It subscribes to catalog changes to keep shards in
@@ -172,7 +179,11 @@ func New(opts Options) (*Server, error) {
 	if o.Runner != nil {
 		s.runner.Store(&runnerBox{o.Runner})
 	}
-	s.workers.New = func() any { return newIngestWorker(o.MaxBodyBytes) }
+	s.workers.New = func() any {
+		w := newIngestWorker(o.MaxBodyBytes)
+		w.dec.Now = o.Now // RFC 3164 syslog timestamps take their year from it
+		return w
+	}
 	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout})
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
@@ -272,6 +283,7 @@ func (s *Server) Stats() Stats {
 		DroppedFuture:  s.stats.droppedFuture.Load(),
 		DroppedLQL:     s.stats.droppedLQL.Load(),
 		SkippedLines:   s.stats.skippedLines.Load(),
+		Rejected:       s.stats.rejected.Load(),
 	}
 }
 
@@ -296,6 +308,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// Live tails never end on their own: end them, or the server
 		// would wait for them until ctx ends.
 		s.tails.closeAll()
+		s.shutdownSyslog(ctx)
 		s.shutdownErr = s.srv.ShutdownWithContext(ctx)
 		s.cancel()
 		s.unsubscribe()

@@ -56,6 +56,8 @@ type serveConfig struct {
 	// segments up to, zstd levels for flushes and for compaction.
 	BlockRows, PageBytes, SegmentRows int
 	ZstdFlush, ZstdCompact            int
+	// Syslog is the syslog listener, off by default.
+	Syslog syslogConfig
 }
 
 // parseServeConfig reads flags (which win) and the environment.
@@ -100,6 +102,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
 	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "start even if a write-ahead log is damaged mid-file, dropping the records after the damage (run `sediment fsck` first)")
+	cfg.Syslog.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -132,6 +135,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 		return cfg, errors.New("--block-rows and --segment-rows must be positive")
 	}
 	if cfg.LogLevel, err = parseLogLevel(level); err != nil {
+		return cfg, err
+	}
+	if err := cfg.Syslog.validate(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -244,6 +250,9 @@ type app struct {
 	addr     net.Addr
 	serveErr chan error
 	stopped  chan struct{}
+
+	// syslogTCP and syslogUDP are the syslog listeners' addresses (nil: off).
+	syslogTCP, syslogUDP net.Addr
 }
 
 // startServer opens the data directory, sets up access tokens, starts
@@ -327,6 +336,11 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 			return nil, fmt.Errorf("seed Supabase resources: %w", err)
 		}
 		log.Info("supabase mode", "sources_created", len(res.Sources), "endpoints_created", len(res.Endpoints))
+	}
+	if a.syslogTCP, a.syslogUDP, err = startSyslog(cfg.Syslog, srv, log); err != nil {
+		_ = srv.Shutdown(context.Background())
+		<-a.stopped
+		return nil, err
 	}
 	srv.SetReady()
 	log.Info("listening", "addr", a.addr.String(), "data_dir", cfg.DataDir, "ack_mode", cfg.AckMode.String(),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/sediment/sediment/event"
 )
@@ -55,11 +56,16 @@ type Result struct {
 type Decoder struct {
 	// MaxBodyBytes caps the (decompressed) body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int
+	// Now is the clock that gives RFC 3164 syslog timestamps their year
+	// (default time.Now).
+	Now func() time.Time
 
 	parser  event.Parser
 	decomp  decompressor
 	events  []event.Value
 	scratch []byte
+	proto   protocolState // OTLP, Loki, Elasticsearch bulk and syslog decoders
+	rfc3164 syslog3164
 }
 
 // NewDecoder returns a Decoder with the default body limit.

@@ -18,4 +18,12 @@
 // errors.Is. Lines of logplex and Cloudflare NDJSON bodies that cannot be
 // parsed are not errors: they are dropped and counted in Result.Skipped, and
 // the request still succeeds, as in Logflare.
+//
+// The protocols of other log stores have their own decoders on the same
+// Decoder (sharing its decompression, limit and buffers): DecodeOTLPLogs
+// (OTLP/HTTP logs, protobuf or JSON), DecodeLokiPush (Loki push, snappy
+// protobuf or JSON), DecodeBulk (Elasticsearch's bulk API) and
+// DecodeSyslogFrames (messages a syslog listener has framed; RFC 5424, and
+// RFC 3164 as on the HTTP syslog routes). Each returns raw events grouped
+// the way its protocol chooses sources, and fails with the same sentinels.
 package ingest

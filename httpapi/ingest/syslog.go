@@ -61,6 +61,9 @@ func (d *Decoder) syslog(body []byte, dialect Dialect) (skipped int) {
 		}
 		m, ok := parseSyslogLine(line, dialect)
 		if !ok {
+			m, ok = d.rfc3164.parse(line, d.nowOrClock())
+		}
+		if !ok {
 			skipped++
 			continue
 		}

@@ -34,26 +34,12 @@ func (s *Server) routeProtocols(ctx *fasthttp.RequestCtx, method, path string) b
 		}
 		s.handleLokiPush(ctx)
 		return true
-	case "/", "":
-		if (method == fasthttp.MethodGet || method == fasthttp.MethodHead) && !wantsHTML(ctx) {
-			s.handleESInfo(ctx)
-			return true
-		}
-		return false
 	}
 	if index, ok := bulkIndex(path); ok && (post || method == fasthttp.MethodPut) {
 		s.handleBulk(ctx, index)
 		return true
 	}
 	return false
-}
-
-// wantsHTML reports whether a GET / comes from a browser (which gets the
-// web UI) rather than an Elasticsearch client probing the server's version
-// (which gets the version answer): browsers ask for text/html, and
-// Elasticsearch clients never do.
-func wantsHTML(ctx *fasthttp.RequestCtx) bool {
-	return bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderAccept), []byte("text/html"))
 }
 
 // protocolKeys returns the keys a request may carry, most specific first:

@@ -19,18 +19,18 @@ const uiAssetPrefix = "/ui/"
 type rootAudience uint8
 
 const (
-	// audienceAPI is anything that is not a browser asking for a page: it
-	// gets Logflare's 404 {"error":"Not Found"}.
+	// audienceAPI is any client that does not ask for a page: it gets the
+	// Elasticsearch version answer that Elasticsearch clients (Filebeat,
+	// Logstash, Fluent Bit, the JS client) probe before their first bulk
+	// request (handleESInfo). Logflare itself serves nothing at /.
 	audienceAPI rootAudience = iota
 	// audienceBrowser asks for HTML (a browser's Accept: text/html): it
-	// gets the explorer.
+	// gets the explorer. Elasticsearch clients never ask for text/html.
 	audienceBrowser
 )
 
 // classifyRoot decides who a GET / is from. It is the one place that
-// decision is made, so that other answers at / (an Elasticsearch client's
-// version probe, which sends Accept: application/json or its own headers)
-// extend it rather than the router.
+// decision is made.
 func classifyRoot(ctx *fasthttp.RequestCtx) rootAudience {
 	if bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderAccept), []byte("text/html")) {
 		return audienceBrowser
@@ -45,7 +45,7 @@ func (s *Server) handleRoot(ctx *fasthttp.RequestCtx) {
 	case audienceBrowser:
 		serveAsset(ctx, ui.Index())
 	default:
-		sendStatic(ctx, fasthttp.StatusNotFound, bodyNotFound)
+		s.handleESInfo(ctx)
 	}
 }
 

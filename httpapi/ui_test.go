@@ -33,10 +33,14 @@ func TestUIRootServesPageToBrowsersOnly(t *testing.T) {
 	if !strings.Contains(page.header.Get("Vary"), "Accept") {
 		t.Fatalf("GET / varies by Accept but does not say so: %q", page.header.Get("Vary"))
 	}
-	// API clients (no Accept, or JSON) keep Logflare's 404; so does every
-	// other method.
-	ts.do("GET", "/", nil).expect(t, 404, `{"error":"Not Found"}`)
-	ts.do("GET", "/", nil, "Accept", "application/json").expect(t, 404, `{"error":"Not Found"}`)
+	// API clients (no Accept, or JSON) get the Elasticsearch version
+	// answer their clients probe; every other method keeps Logflare's 404.
+	for _, accept := range []string{"", "application/json"} {
+		r := ts.do("GET", "/", nil, "Accept", accept)
+		if r.status != 200 || !strings.Contains(r.body, `"tagline":"You Know, for Search"`) || r.header.Get("X-Elastic-Product") != "Elasticsearch" {
+			t.Fatalf("GET / with Accept %q: %d %s", accept, r.status, r.body)
+		}
+	}
 	ts.do("POST", "/", []byte("{}"), "Accept", "text/html").expect(t, 404, `{"error":"Not Found"}`)
 	ts.do("DELETE", "/", nil, "Accept", "text/html").expect(t, 404, `{"error":"Not Found"}`)
 	// Behind Kong's prefix too.

@@ -173,7 +173,7 @@ func New(opts Options) (*Server, error) {
 		s.runner.Store(&runnerBox{o.Runner})
 	}
 	s.workers.New = func() any { return newIngestWorker(o.MaxBodyBytes) }
-	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout})
+	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout, Logger: o.Logger})
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
 		ErrorHandler:                 s.handleProtocolError,

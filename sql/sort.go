@@ -239,8 +239,12 @@ func (o *sortOp) next(ec *evalCtx) (*vec.Batch, error) {
 		}
 		dst := newVector(ColType{V: first.Type}, len(chunk))
 		if first.Type == vec.List || first.Type == vec.Struct {
-			// Lists: gather each row singly and concatenate.
-			dst = concatRows(o.batches, chunk, c)
+			// Arrays and records: a deep copy of each row.
+			cells := make([]cell, len(chunk))
+			for i, r := range chunk {
+				cells[i] = cell{o.batches[r.b].b.Cols[c], r.r}
+			}
+			dst = gatherCells(first.Type, cells)
 		} else {
 			for i, r := range chunk {
 				copyValue(dst, i, o.batches[r.b].b.Cols[c], int(r.r))
@@ -249,23 +253,6 @@ func (o *sortOp) next(ec *evalCtx) (*vec.Batch, error) {
 		out.Cols[c] = dst
 	}
 	return out, nil
-}
-
-// concatRows builds a list vector from rows of several batches.
-func concatRows(batches []*sortBatch, rows []sortRow, c int) *vec.Vector {
-	var t ColType
-	if len(rows) > 0 {
-		v := batches[rows[0].b].b.Cols[c]
-		t = ColType{V: vec.List}
-		if v.Elem != nil {
-			t.Elem = v.Elem.Type
-		}
-	}
-	lb := newListBuilder(t, len(rows))
-	for i, r := range rows {
-		lb.copyFrom(i, batches[r.b].b.Cols[c], int(r.r))
-	}
-	return lb.finish()
 }
 
 func (o *sortOp) close() { o.in.close() }

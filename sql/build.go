@@ -179,6 +179,7 @@ func (q *queryRun) stageFor(n Node) (stage, error) {
 
 func (q *queryRun) openScan(n *ScanNode) (scan.Scan, error) {
 	req := n.req
+	req.NoIndex = q.opts.NoIndex
 	sc, err := n.Table.Open(q.opts.ctx, &req)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,25 @@ type Options struct {
 	// GOMAXPROCS).
 	Workers int
 
+	// NoRewrites, NoPushdown and NoIndex turn optimisations off; the zero
+	// value runs them all. Each changes how a query runs, never its rows
+	// (only their order where the query leaves it open): the metamorphic
+	// tests (query/sqlcheck) check exactly that.
+	//
+	// NoRewrites skips constant folding and the plan rewrites made for
+	// speed: dropping sorts nothing observes, ORDER BY + LIMIT as top-K,
+	// COUNT(*) from unit counts, aggregate arguments computed in scan
+	// workers, CROSS JOIN UNNEST of an object as a presence filter.
+	NoRewrites bool
+	// NoPushdown keeps filters and limits where the query put them instead
+	// of moving them down the plan and into scans (scan predicates, time
+	// bounds, top-K and limits read by the scan).
+	NoPushdown bool
+	// NoIndex makes scans test every row of the blocks in their time range:
+	// no index bitmaps, no block pruning by value ranges or dictionaries
+	// (scan.Request.NoIndex).
+	NoIndex bool
+
 	ctx context.Context
 }
 
@@ -94,7 +113,7 @@ func plan(q *parser.Query, cat Catalog, opts *Options) (Node, []outColumn, error
 			}
 		}
 	}
-	n, err = optimize(n, opts.Now, needed)
+	n, err = optimize(n, opts, needed)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -130,8 +130,8 @@ type qgen struct {
 }
 
 func (g *qgen) chance(p float64) bool { return g.r.Float64() < p }
-func (g *qgen) pick(n int) int       { return g.r.IntN(n) }
-func (g *qgen) feature(f string)     { g.q.features = append(g.q.features, f) }
+func (g *qgen) pick(n int) int        { return g.r.IntN(n) }
+func (g *qgen) feature(f string)      { g.q.features = append(g.q.features, f) }
 
 // generate draws one query.
 func generate(r *rand.Rand, db *testDB) *query {

@@ -35,6 +35,10 @@ type sortOp struct {
 	keys   []compiledKey
 	limit  int64
 	offset int64
+	// cols are the input's columns: their types are the output's, whatever
+	// the batches a row comes from (the branches of a UNION ALL differ:
+	// one has a field as STRING, another never had it).
+	cols []Column
 
 	// prune, when set, receives the time of the K-th row so the scan can
 	// skip units that cannot beat it; pruneKey is the key column's position.
@@ -235,9 +239,15 @@ func (o *sortOp) next(ec *evalCtx) (*vec.Batch, error) {
 		var first *vec.Vector
 		for _, r := range chunk {
 			first = o.batches[r.b].b.Cols[c]
-			break
+			if first.Type != vec.Unknown {
+				break
+			}
 		}
-		dst := newVector(ColType{V: first.Type}, len(chunk))
+		t := ColType{V: first.Type}
+		if c < len(o.cols) && o.cols[c].T.V != vec.Unknown && first.Type != vec.List && first.Type != vec.Struct {
+			t = o.cols[c].T
+		}
+		dst := newVector(t, len(chunk))
 		if first.Type == vec.List || first.Type == vec.Struct {
 			// Arrays and records: a deep copy of each row.
 			cells := make([]cell, len(chunk))

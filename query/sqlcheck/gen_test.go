@@ -61,9 +61,12 @@ type query struct {
 	where    string // w, part of every form ("" none)
 	pred     string // p
 	groupBy  string
+	having   string
+	distinct bool
 	order    orderMode
 	orderBy  string
 	limit    int
+	offset   int
 	shape    shape
 	keys     int  // leading items that are group keys
 	tlp      bool // the select list merges over partitions
@@ -79,6 +82,9 @@ func (q *query) text(cond string, extra ...item) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("select ")
+	if q.distinct {
+		b.WriteString("distinct ")
+	}
 	for i, it := range append(append([]item(nil), q.items...), extra...) {
 		if i > 0 {
 			b.WriteString(", ")
@@ -104,12 +110,19 @@ func (q *query) text(cond string, extra ...item) string {
 		b.WriteString("\ngroup by ")
 		b.WriteString(q.groupBy)
 	}
+	if q.having != "" {
+		b.WriteString("\nhaving ")
+		b.WriteString(q.having)
+	}
 	if q.orderBy != "" {
 		b.WriteString("\norder by ")
 		b.WriteString(q.orderBy)
 	}
 	if q.limit > 0 {
 		fmt.Fprintf(&b, "\nlimit %d", q.limit)
+	}
+	if q.offset > 0 {
+		fmt.Fprintf(&b, " offset %d", q.offset)
 	}
 	return b.String()
 }
@@ -157,6 +170,7 @@ func (g *qgen) fromClause() {
 	s := g.src
 	base := "t"
 	rowNode := s.root
+	union := false
 	switch n := g.pick(20); {
 	case n < 7: // the source itself
 		g.q.from = "`" + s.name + "` as t"
@@ -166,6 +180,15 @@ func (g *qgen) fromClause() {
 		g.q.from = s.cte + " as t"
 		rowNode = onlyKids(s.root, "timestamp", "id", "event_message", "metadata")
 		g.logsAllParams()
+	case n < 16: // UNION ALL of two sources' rows
+		g.feature("UNION ALL")
+		union = true
+		other := g.db.sources[g.pick(len(g.db.sources))]
+		branch := func(src *source, a string) string {
+			return fmt.Sprintf("select %[1]s.timestamp, %[1]s.id, %[1]s.event_message, %[1]s.metadata from `%[2]s` as %[1]s", a, src.name)
+		}
+		g.q.from = "(" + branch(s, "t1") + "\nunion all " + branch(other, "t2") + ") as t"
+		rowNode = onlyKids(s.root, "timestamp", "id", "event_message", "metadata")
 	default: // an ad-hoc CTE with ORDER BY
 		g.feature("CTE with ORDER BY")
 		cols := []string{"timestamp", "id", "event_message", "metadata"}
@@ -190,6 +213,21 @@ func (g *qgen) fromClause() {
 		rowNode = onlyKids(s.root, cols...)
 	}
 	g.aliases = []alias{{base, rowNode}}
+	if g.chance(0.08) {
+		// Studio's LEFT JOIN to a derived table with GROUP BY.
+		g.feature("JOIN of a derived table")
+		kind := []string{"left join", "join"}[g.pick(2)]
+		table := "`" + s.name + "`"
+		if g.q.sandbox {
+			table = s.cte // a sandboxed query reads the CTEs only
+		}
+		g.q.from += "\n" + kind + " (select t2.id as jid, length(t2.event_message) as jlen, count(*) as jn from " + table + " as t2 group by jid, jlen) as j on j.jid = t.id"
+		g.aliases = append(g.aliases, alias{"j", &field{record: true, kids: []*field{
+			{name: "jid", path: "id", scalar: vec.String},
+			{name: "jlen", path: "-", scalar: vec.Int64},
+			{name: "jn", path: "-", scalar: vec.Int64},
+		}}})
+	}
 	md := rowNode.child("metadata")
 	if md == nil || !md.record || g.chance(0.12) {
 		return
@@ -201,14 +239,18 @@ func (g *qgen) fromClause() {
 		g.q.from += "\nleft join unnest(t.metadata) as m on true"
 	}
 	g.aliases = append(g.aliases, alias{"m", md})
+	mIndex := len(g.aliases) - 1
 	// Up to two records or arrays under metadata, and one level below.
 	for range g.pick(3) {
 		parent := g.aliases[len(g.aliases)-1]
 		if g.chance(0.4) {
-			parent = g.aliases[1]
+			parent = g.aliases[mIndex]
 		}
 		var cands []*field
 		for _, k := range parent.node.kids {
+			if k.array && len(k.kids) > 0 && union {
+				continue // not supported: elements of an array read through UNION ALL
+			}
 			if k.record || k.array && (len(k.kids) > 0 || k.elemType != vec.Unknown) {
 				cands = append(cands, k)
 			}
@@ -700,6 +742,22 @@ func (g *qgen) rowsShape() {
 	if g.chance(0.3) {
 		q.items = append(q.items, item{expr: "t.id", alias: "cid"})
 	}
+	window := false
+	if g.chance(0.1) {
+		g.feature("window function")
+		window = true
+		part, _ := g.value()
+		fn := []string{"count(*)", "max(t.timestamp)", "min(t.id)", "count(" + part + ")"}[g.pick(4)]
+		q.items = append(q.items, item{expr: fn + " over (partition by " + part + ")", alias: "w"})
+	} else if g.chance(0.12) {
+		g.feature("DISTINCT")
+		q.distinct = true
+	}
+	defer func() {
+		if window {
+			q.tlp = false // a window sees the partition's rows only
+		}
+	}()
 	switch n := g.pick(10); {
 	case n < 4:
 		q.tlp = true
@@ -712,6 +770,9 @@ func (g *qgen) rowsShape() {
 		q.orderBy = strings.Join(keys, ", ")
 		if g.chance(0.7) {
 			q.limit = 1 + g.pick(60)
+			if g.chance(0.2) {
+				q.offset = g.pick(20)
+			}
 		} else {
 			q.tlp = true // ordered, whole: partitions still add up
 		}
@@ -720,8 +781,11 @@ func (g *qgen) rowsShape() {
 		// LIMIT; only the times are fixed.
 		q.order = orderLeading
 		q.orderBy = "c0 desc"
-		if g.chance(0.3) {
+		switch g.pick(4) {
+		case 0:
 			q.orderBy = "t.timestamp desc"
+		case 1:
+			q.orderBy = "c0" // oldest first
 		}
 		q.limit = 1 + g.pick(120)
 	default:
@@ -777,6 +841,11 @@ func (g *qgen) groupShape() {
 		if it.agg == aggOpaque {
 			q.tlp = false
 		}
+	}
+	if g.chance(0.15) {
+		g.feature("HAVING")
+		q.having = []string{"count(*) > " + strconv.Itoa(g.pick(4)), "countif(" + g.predicate(0) + ") >= 1", "max(t.timestamp) > '" + g.db.first.Add(g.db.last.Sub(g.db.first)/2).Format(time.RFC3339) + "'"}[g.pick(3)]
+		q.tlp = false // a group's partitions need not pass it
 	}
 	if g.chance(0.5) {
 		q.order = orderTotal

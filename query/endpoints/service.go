@@ -63,6 +63,10 @@ type Service struct {
 
 	executions atomic.Int64
 	panics     atomic.Int64
+
+	// testHookRun, set by package tests only, is called before each query
+	// runs (to make one panic).
+	testHookRun func(*parser.Query)
 }
 
 // Panics returns how many queries failed with a recovered panic (each is
@@ -210,6 +214,9 @@ func (s *Service) Explain(q string, params map[string]string, maxRows int) (_ st
 }
 
 func (s *Service) run(ctx context.Context, pq *parser.Query, params map[string]string, maxRows int) (*sql.Result, error) {
+	if s.testHookRun != nil {
+		s.testHookRun(pq)
+	}
 	qc := &queryCatalog{s: s, snaps: map[string]*engine.Snapshot{}}
 	defer qc.release()
 	return sql.Run(ctx, pq, qc, sql.Options{

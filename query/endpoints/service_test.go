@@ -200,9 +200,15 @@ func TestParameterBinding(t *testing.T) {
 		t.Fatalf("missing parameter: %v", got)
 	}
 
+	// A parameter that only the consumer sql= names is bound from the
+	// request too (Logflare binds the endpoint's own only; README).
+	la := f.cat.EndpointByName("logs.all")
+	if got := f.rows(la, map[string]string{"project": "default", "foo": "bar", "sql": "select @foo as f, @absent as a from edge_logs limit 1"}); got[0]["f"] != "bar" || got[0]["a"] != nil {
+		t.Fatalf("consumer parameters: %v", got)
+	}
+
 	// logs.all's optional bounds: start exclusive, end inclusive, empty or
 	// missing means unbounded.
-	la := f.cat.EndpointByName("logs.all")
 	count := func(params map[string]string) float64 {
 		params["sql"] = "select count(*) as c from edge_logs"
 		return f.rows(la, params)[0]["c"].(float64)
@@ -527,3 +533,4 @@ func TestAdhocSQL(t *testing.T) {
 		t.Fatalf("unknown source: %v", out)
 	}
 }
+

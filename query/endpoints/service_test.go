@@ -533,4 +533,3 @@ func TestAdhocSQL(t *testing.T) {
 		t.Fatalf("unknown source: %v", out)
 	}
 }
-

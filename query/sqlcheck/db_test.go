@@ -318,6 +318,15 @@ func fieldFrom(name, path string, f *scan.Field) *field {
 	return node
 }
 
+// ctes are logs.all's CTE names, in order.
+func (db *testDB) ctes() []string {
+	var out []string
+	for _, s := range catalog.SupabaseSources() {
+		out = append(out, s.CTE)
+	}
+	return out
+}
+
 // sqlCatalog gives a query one snapshot per source it names.
 type sqlCatalog struct {
 	db    *testDB

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/lql"
 )
 
 // A generated query: a FROM (a source, logs.all's CTE or an ad-hoc CTE
@@ -53,6 +54,8 @@ const (
 )
 
 type query struct {
+	raw      string // the whole query text (an lql= translation), or ""
+	lql      string // the LQL raw was translated from
 	with     string // an ad-hoc CTE ("with c as (...)"), or ""
 	sandbox  bool   // a consumer query of logs.all
 	params   map[string]string
@@ -76,6 +79,9 @@ type query struct {
 // text renders the query with cond ANDed to w (cond "" for none) and the
 // extra items appended to the select list.
 func (q *query) text(cond string, extra ...item) string {
+	if q.raw != "" {
+		return q.raw
+	}
 	var b strings.Builder
 	if q.with != "" {
 		b.WriteString(q.with)
@@ -149,6 +155,10 @@ func (g *qgen) feature(f string)      { g.q.features = append(g.q.features, f) }
 // generate draws one query.
 func generate(r *rand.Rand, db *testDB) *query {
 	g := &qgen{r: r, db: db, src: db.sources[r.IntN(len(db.sources))], q: &query{params: map[string]string{}}}
+	if g.chance(0.1) {
+		g.lqlQuery()
+		return g.q
+	}
 	g.fromClause()
 	if g.chance(0.65) {
 		g.q.where = g.predicate(0)
@@ -284,6 +294,98 @@ func (g *qgen) fromClause() {
 		}
 		g.aliases = append(g.aliases, alias{name, k})
 	}
+}
+
+// lqlQuery draws an lql= query of a logs.all CTE, translated to the SQL
+// the endpoint runs (NoREC only: it has no predicate to partition on).
+func (g *qgen) lqlQuery() {
+	g.feature("LQL")
+	q := g.q
+	q.sandbox = true
+	g.logsAllParams()
+	if q.params["project"] == "" {
+		q.params["project"] = "default"
+	}
+	type leaf struct {
+		path, sample string
+		t            vec.Type
+	}
+	var leaves []leaf
+	var walk func(f *field, prefix string)
+	walk = func(f *field, prefix string) {
+		for _, k := range f.kids {
+			p := prefix + "." + k.name
+			if k.scalar != vec.Unknown && k.scalar != vec.JSON {
+				leaves = append(leaves, leaf{p, k.path, k.scalar})
+			}
+			if k.record || k.array && len(k.kids) > 0 {
+				walk(k, p)
+			}
+		}
+	}
+	if md := g.src.root.child("metadata"); md != nil {
+		walk(md, "m")
+	}
+	clauses := []string{"f:" + g.src.cte}
+	for range 1 + g.pick(3) {
+		neg := []string{"", "", "", "-"}[g.pick(4)]
+		if len(leaves) == 0 || g.chance(0.15) {
+			switch g.pick(3) {
+			case 0:
+				clauses = append(clauses, neg+`"`+lqlEscape(prefix(valueText(g.sampleOf("event_message")), 1+g.pick(6)))+`"`)
+			case 1:
+				clauses = append(clauses, neg+`~"`+lqlEscape(regexp.QuoteMeta(substr(g.r, valueText(g.sampleOf("event_message")), 2)))+`"`)
+			default:
+				at := g.db.first.Add(time.Duration(g.r.Int64N(int64(g.db.last.Sub(g.db.first)))))
+				clauses = append(clauses, "t:"+[]string{">", "<", ">=", "<="}[g.pick(4)]+at.Format("2006-01-02T15:04:05Z"))
+			}
+			continue
+		}
+		l := leaves[g.pick(len(leaves))]
+		v := valueText(g.sampleOf(l.sample))
+		switch {
+		case g.chance(0.1):
+			clauses = append(clauses, neg+l.path+":NULL")
+		case l.t == vec.String && g.chance(0.3):
+			clauses = append(clauses, neg+l.path+`:~"`+lqlEscape(regexp.QuoteMeta(prefix(v, 1+g.pick(4))))+`"`)
+		case l.t == vec.String:
+			clauses = append(clauses, neg+l.path+`:"`+lqlEscape(v)+`"`)
+		case l.t == vec.Int64 || l.t == vec.Float64:
+			if _, err := strconv.ParseFloat(v, 64); err != nil || v == "" {
+				v = "1"
+			}
+			clauses = append(clauses, neg+l.path+":"+[]string{"", ">", ">=", "<", "<="}[g.pick(5)]+v)
+		case l.t == vec.Bool:
+			clauses = append(clauses, neg+l.path+":"+[]string{"true", "false"}[g.pick(2)])
+		}
+	}
+	if g.chance(0.3) && len(leaves) > 0 {
+		clauses = append(clauses, "s:"+leaves[g.pick(len(leaves))].path)
+	}
+	if g.chance(0.25) {
+		clauses = append(clauses, "c:count(*)", "c:group_by(t::"+[]string{"minute", "hour", "day"}[g.pick(3)]+")")
+	}
+	q.lql = strings.Join(clauses, " ")
+	lq, err := lql.Parse(q.lql, lql.Options{Now: g.db.now})
+	if err == nil {
+		q.raw, err = lql.ForSandbox(lq, g.db.ctes())
+	}
+	if err != nil {
+		q.raw = "-- lql: " + err.Error() // counted as rejected
+	}
+}
+
+func (g *qgen) sampleOf(path string) event.Value {
+	vs := g.samples(path)
+	if len(vs) == 0 {
+		return event.StringValue("x")
+	}
+	return vs[g.pick(len(vs))]
+}
+
+func lqlEscape(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	return strings.ReplaceAll(s, `"`, `\"`)
 }
 
 // onlyKids is a copy of a record node with just the named fields.

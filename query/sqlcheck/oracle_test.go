@@ -190,6 +190,9 @@ func (db *testDB) check(q *query, st *checkStats) []finding {
 		return db.run(q, text, o)
 	}
 	text := q.text("(" + q.pred + ")")
+	if q.lql != "" {
+		text = q.raw + "\n-- lql: " + q.lql
+	}
 	base := run(text, sql.Options{})
 	if base.invalid {
 		st.invalid++
@@ -230,7 +233,7 @@ func (db *testDB) check(q *query, st *checkStats) []finding {
 	}
 
 	// TLP: the partitions on p add up to the whole.
-	if !q.tlp {
+	if !q.tlp || q.raw != "" {
 		return out
 	}
 	var extra []item

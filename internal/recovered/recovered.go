@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // Error is a recovered panic.
@@ -20,7 +21,13 @@ type Error struct {
 	// Stack is the panicking goroutine's stack, taken in the deferred
 	// function that recovered it (so it includes the frames that panicked).
 	Stack []byte
+
+	reported atomic.Bool
 }
+
+// FirstReport reports whether this is the first call for e: the layers a
+// recovered panic passes through each may log it, and only the first does.
+func (e *Error) FirstReport() bool { return !e.reported.Swap(true) }
 
 // Error describes the panic without its stack: the stack belongs in the
 // server's log, not in an answer to a client.

@@ -51,3 +51,10 @@ func TestNewKeepsACarriedError(t *testing.T) {
 		t.Fatal("As must find the error through wrapping")
 	}
 }
+
+func TestFirstReport(t *testing.T) {
+	e := New("boom")
+	if !e.FirstReport() || e.FirstReport() {
+		t.Fatal("a panic must be reported exactly once")
+	}
+}

@@ -256,7 +256,7 @@ func (s *Service) execute(ctx context.Context, ep *catalog.Endpoint, params map[
 // attributes that say which query it was.
 func (s *Service) logPanic(err error, attrs ...any) {
 	pe := recovered.As(err)
-	if pe == nil {
+	if pe == nil || !pe.FirstReport() {
 		return
 	}
 	s.panics.Add(1)

@@ -159,11 +159,7 @@ func (r *Response) AppendJSON(dst []byte) []byte {
 // panic fails the search alone: it is logged with its stack and returned as
 // a *recovered.Error.
 func (s *Searcher) Search(ctx context.Context, sh *engine.Shard, table string, req Request) (_ *Response, err error) {
-	defer func() {
-		if pe := recovered.As(err); pe != nil {
-			s.opts.Logger.Error("search panicked", "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack), "source", table, "lql", req.LQL)
-		}
-	}()
+	defer func() { s.logPanic(err, "source", table, "lql", req.LQL) }()
 	defer recovered.Catch(&err)
 	sn := sh.Snapshot()
 	defer sn.Release()
@@ -184,7 +180,9 @@ func (s *Searcher) Search(ctx context.Context, sh *engine.Shard, table string, r
 // Prepare compiles req for tbl: it parses the LQL with tbl's schema,
 // applies the range, and writes the SQL of the search and of the chart.
 // Errors in the request are *RequestError.
-func (s *Searcher) Prepare(ctx context.Context, tbl scan.Table, req Request) (*Plan, error) {
+func (s *Searcher) Prepare(ctx context.Context, tbl scan.Table, req Request) (_ *Plan, err error) {
+	defer func() { s.logPanic(err, "source", tbl.Name(), "lql", req.LQL) }()
+	defer recovered.Catch(&err)
 	limit := req.Limit
 	switch {
 	case limit == 0:
@@ -253,10 +251,19 @@ func (s *Searcher) Prepare(ctx context.Context, tbl scan.Table, req Request) (*P
 	return p, nil
 }
 
-// Run executes a plan over tbl.
-func (s *Searcher) Run(ctx context.Context, tbl scan.Table, p *Plan) (*Response, error) {
+// logPanic logs err with its stack, once, when it is a recovered panic.
+func (s *Searcher) logPanic(err error, attrs ...any) {
+	if pe := recovered.As(err); pe != nil && pe.FirstReport() {
+		s.opts.Logger.Error("search panicked", append([]any{"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack)}, attrs...)...)
+	}
+}
+
+// Run executes a plan over tbl. A panic fails the run alone: it is logged
+// with its stack and returned as a *recovered.Error.
+func (s *Searcher) Run(ctx context.Context, tbl scan.Table, p *Plan) (_ *Response, err error) {
+	defer func() { s.logPanic(err, "source", tbl.Name(), "sql", p.SearchSQL) }()
+	defer recovered.Catch(&err)
 	res := &Response{}
-	var err error
 	if res.Events, err = s.events(ctx, tbl, p); err != nil {
 		return nil, err
 	}

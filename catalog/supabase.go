@@ -1,7 +1,10 @@
 package catalog
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
+	"slices"
 	"strings"
 )
 
@@ -79,18 +82,51 @@ func mustSQL(name string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// SeedResult lists what SeedSupabase created.
+// supersededSeedSQL lists, per seeded endpoint, the SHA-256 digests (hex,
+// of the text with surrounding space trimmed) of every SQL text an earlier
+// version of Sediment seeded it with. An endpoint whose query is still one
+// of these was never edited by its operator, so SeedSupabase replaces it
+// with the current text; any other text is the operator's and is kept.
+//
+// When a seeded SQL file changes, add the digest of its previous text here
+// (TestSeedSQLHistory fails until it is, and prints the digest).
+var supersededSeedSQL = map[string][]string{
+	// Until the logs.all CTEs of edge, auth, PostgREST and PgBouncer logs
+	// read their source through unnest(t.metadata), and usage.api-counts
+	// matched the project on t.project with an exclusive window start.
+	"logs.all":         {"f26cbf4d3352ba143a50a0e175f014f752fa2bbc44c053c37a187122e0672c4f"},
+	"usage.api-counts": {"be816a7002d50d765d8875b6471191eee4ad551fbfac1d4f85d51cad38b415c1"},
+}
+
+// seedDigest is the digest supersededSeedSQL records for a text.
+func seedDigest(sql string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(sql)))
+	return hex.EncodeToString(sum[:])
+}
+
+// SeedResult lists what SeedSupabase did.
 type SeedResult struct {
+	// Sources and Endpoints were created.
 	Sources   []*Source
 	Endpoints []*Endpoint
+	// Upgraded are seeded endpoints whose query was an earlier version's
+	// seeded SQL, never edited, and now is the current one.
+	Upgraded []*Endpoint
+	// Customized names seeded endpoints whose query the operator changed:
+	// they are left as they are, even where this version seeds other SQL.
+	Customized []string
 }
 
 // SeedSupabase creates, in one write, each Supabase source that no source
 // is named after yet and each Supabase endpoint whose name is not taken
 // yet. Running it again creates nothing, so it is safe on every start; a
 // source or endpoint the operator changed or deleted and re-created is left
-// as it is. The seeded SQL is not passed through the SQL validator (it is
-// Sediment's own and tested).
+// as it is, with one exception: a seeded endpoint whose query is exactly
+// SQL that an earlier version seeded (see supersededSeedSQL) gets the
+// current SQL, so an upgrade fixes the endpoints of an existing data
+// directory without touching an operator's edits. Only the query changes;
+// the endpoint keeps its token and other settings. The seeded SQL is not
+// passed through the SQL validator (it is Sediment's own and tested).
 func (c *Catalog) SeedSupabase() (SeedResult, error) {
 	var res SeedResult
 	err := c.change(func(st *state) ([]Change, error) {
@@ -112,7 +148,20 @@ func (c *Catalog) SeedSupabase() (SeedResult, error) {
 			changes = append(changes, Change{Kind: SourceCreated, Source: s})
 		}
 		for _, p := range SupabaseEndpoints() {
-			if indexOf(st.endpoints, func(e *Endpoint) bool { return e.Name == *p.Name }) >= 0 {
+			if i := indexOf(st.endpoints, func(e *Endpoint) bool { return e.Name == *p.Name }); i >= 0 {
+				old := st.endpoints[i]
+				switch {
+				case strings.TrimSpace(old.Query) == *p.Query:
+				case old.Language == LanguageBQSQL && slices.Contains(supersededSeedSQL[old.Name], seedDigest(old.Query)):
+					e := *old
+					e.Query = *p.Query
+					e.UpdatedAt = c.now()
+					st.endpoints[i] = &e
+					res.Upgraded = append(res.Upgraded, &e)
+					changes = append(changes, Change{Kind: EndpointUpdated, Endpoint: &e, OldEndpoint: old})
+				default:
+					res.Customized = append(res.Customized, old.Name)
+				}
 				continue
 			}
 			e := c.newEndpoint(st.nextEndpointID)

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,9 +112,11 @@ func TestLogsAllSQLShape(t *testing.T) {
 		if name != s.CTE {
 			t.Fatalf("CTE %d is %s, want %s", i, name, s.CTE)
 		}
-		unnest := ""
-		if strings.HasPrefix(s.ProjectFilter, "m.") {
-			unnest = "\n  cross join unnest(t.metadata) as m"
+		// Every CTE but postgres_logs drops events without metadata, as
+		// Logflare's seed does.
+		unnest := "\n  cross join unnest(t.metadata) as m"
+		if s.CTE == "postgres_logs" {
+			unnest = ""
 		}
 		want := "select t.timestamp, t.id, t.event_message, t.metadata\n" +
 			"  from `" + s.Name + "` as t" + unnest + "\n" +
@@ -133,13 +137,16 @@ func TestUsageAPICountsSQLShape(t *testing.T) {
 	q := mustSQL("usage.api-counts.sql")
 	for _, must := range []string{
 		"from `cloudflare.logs.prod` as t",
-		"where t.project = @project",
+		// The project is a regular expression on the request URL, and the
+		// window start is counted (logflare-compat §5.3).
+		"where regexp_contains(request.url, @project)",
+		"and t.timestamp >= CASE",
 		"request.path as path",
-		"countif(regexp_contains(path, '/rest')) as total_rest_requests",
-		"countif(regexp_contains(path, '/storage')) as total_storage_requests",
-		"countif(regexp_contains(path, '/auth')) as total_auth_requests",
-		"countif(regexp_contains(path, '/realtime')) as total_realtime_requests",
-		"datetime(ts, 'UTC') as timestamp",
+		"countif(regexp_contains(r.path, '/rest')) as total_rest_requests",
+		"countif(regexp_contains(r.path, '/storage')) as total_storage_requests",
+		"countif(regexp_contains(r.path, '/auth')) as total_auth_requests",
+		"countif(regexp_contains(r.path, '/realtime')) as total_realtime_requests",
+		"datetime(b.ts, 'UTC') as timestamp",
 		"order by timestamp",
 		"WHEN @interval = 'hourly' THEN timestamp_sub(current_timestamp(), interval 1 hour)",
 		"WHEN @interval IN ('daily', '7day') THEN timestamp_sub(current_timestamp(), interval 7 day)",
@@ -150,7 +157,94 @@ func TestUsageAPICountsSQLShape(t *testing.T) {
 			t.Errorf("usage.api-counts lacks %q", must)
 		}
 	}
-	if strings.Contains(q, "url") && strings.Contains(q, "regexp_contains(url") {
-		t.Error("project must be filtered on t.project, not on the request url")
+	if strings.Contains(q, "t.project") {
+		t.Error("the project must be matched on the request URL, not on t.project")
 	}
+}
+
+// currentSeedDigests pins the seeded SQL texts. When a seeded SQL file
+// changes, an existing data directory still holds the previous text:
+// SeedSupabase upgrades it only if supersededSeedSQL lists that text's
+// digest. This test fails on a change until both are updated.
+var currentSeedDigests = map[string]string{
+	"logs.all":         "66d9903199ca79bbb3105cedc0113739515c7019f046e1ca27fc0d2ef5c17e82",
+	"usage.api-counts": "d43f8ffad8a54a5245460a4407141072177b2cb985c7efc7ebe3eda820676b1c",
+}
+
+func TestSeedSQLHistory(t *testing.T) {
+	for _, p := range SupabaseEndpoints() {
+		name, got := *p.Name, seedDigest(*p.Query)
+		if want := currentSeedDigests[name]; got != want {
+			t.Errorf("the seeded SQL of %s changed: add %s (its previous digest) to supersededSeedSQL[%q], "+
+				"so that existing installations are upgraded, and set currentSeedDigests[%q] to %s", name, want, name, name, got)
+		}
+		if slices.Contains(supersededSeedSQL[name], got) {
+			t.Errorf("the current SQL of %s is listed as superseded", name)
+		}
+	}
+}
+
+// TestSeedUpgradesUneditedSQL: a data directory seeded by an earlier
+// version gets the current SQL for the endpoints whose query nobody
+// edited; an edited query stays, and so do the other settings.
+func TestSeedUpgradesUneditedSQL(t *testing.T) {
+	fs := vfs.NewMemFS()
+	c := openMem(t, fs)
+	if _, err := c.SeedSupabase(); err != nil {
+		t.Fatal(err)
+	}
+	// Make the directory look as an earlier version left it: logs.all with
+	// superseded SQL (and a changed max_limit), usage.api-counts edited.
+	oldLogsAll := supersededText(t, "logs.all")
+	la := c.EndpointByName("logs.all")
+	if _, err := c.UpdateEndpoint(la.Token, EndpointParams{Query: ptr(oldLogsAll + "\n"), MaxLimit: ptr(500)}); err != nil {
+		t.Fatal(err)
+	}
+	custom := "select 1 as x"
+	ua := c.EndpointByName("usage.api-counts")
+	if _, err := c.UpdateEndpoint(ua.Token, EndpointParams{Query: ptr(custom)}); err != nil {
+		t.Fatal(err)
+	}
+
+	fs = fs.CrashClone()
+	c = openMem(t, fs) // a restart on the new version
+	var notified []Change
+	c.Subscribe(func(ch Change) { notified = append(notified, ch) })
+	res, err := c.SeedSupabase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Upgraded) != 1 || res.Upgraded[0].Name != "logs.all" || !slices.Equal(res.Customized, []string{"usage.api-counts"}) {
+		t.Fatalf("upgraded %v, customized %v", res.Upgraded, res.Customized)
+	}
+	got := c.EndpointByName("logs.all")
+	if got.Query != mustSQL("logs.all.sql") || got.Token != la.Token || got.MaxLimit != 500 {
+		t.Fatalf("logs.all after upgrade: token %s max_limit %d, query current: %v", got.Token, got.MaxLimit, got.Query == mustSQL("logs.all.sql"))
+	}
+	if c.EndpointByName("usage.api-counts").Query != custom {
+		t.Fatal("an operator's SQL was replaced")
+	}
+	if len(notified) != 1 || notified[0].Kind != EndpointUpdated || notified[0].OldEndpoint.Query == got.Query {
+		t.Fatalf("changes notified: %+v", notified)
+	}
+
+	// Once upgraded, a restart changes nothing.
+	c = openMem(t, fs.CrashClone())
+	if res, err = c.SeedSupabase(); err != nil || len(res.Upgraded) != 0 {
+		t.Fatalf("second start upgraded %v (%v)", res.Upgraded, err)
+	}
+}
+
+// supersededText is the text of an earlier seed of the endpoint, read from
+// the files kept for this test.
+func supersededText(t *testing.T, name string) string {
+	b, err := os.ReadFile("testdata/superseded/" + name + ".1.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := string(b)
+	if !slices.Contains(supersededSeedSQL[name], seedDigest(q)) {
+		t.Fatalf("testdata/superseded/%s.1.sql is not a superseded seed", name)
+	}
+	return q
 }

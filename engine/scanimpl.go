@@ -184,6 +184,9 @@ func (p *pred) matchTerm(term any) bool {
 // predicates it can answer. exact[i] says predicate i needs no evaluation.
 func (sc *shardScan) indexCandidates(p *part) (*roaring.Bitmap, []bool, error) {
 	exact := make([]bool, len(sc.preds))
+	if sc.req.NoIndex {
+		return nil, exact, nil
+	}
 	ix, err := p.seg.index()
 	if err != nil || ix == nil {
 		return nil, exact, err
@@ -281,6 +284,9 @@ func (sc *shardScan) addSegmentUnits(p *part) error {
 // blockMayMatch prunes a block by its chunks' presence, value ranges and
 // dictionaries.
 func (sc *shardScan) blockMayMatch(p *part, b int) (bool, error) {
+	if sc.req.NoIndex {
+		return true, nil
+	}
 	r := p.seg.r
 	for _, pr := range sc.preds {
 		if pr.Op == scan.IsNull {

@@ -196,43 +196,6 @@ limit 100`
 	}
 }
 
-func TestUsageAPICounts(t *testing.T) {
-	ts, _ := runServer(t)
-	ts.ingestEdge(edgeBatch(90, studioNow.Add(-89*time.Minute), "default"))
-	ts.ingestEdge(edgeBatch(20, studioNow.Add(-3*24*time.Hour), "default"))
-	sum := func(rs []map[string]any, col string) float64 {
-		s := 0.0
-		for _, r := range rs {
-			s += r[col].(float64)
-		}
-		return s
-	}
-	for _, tc := range []struct {
-		interval string
-		buckets  int
-		rest     float64
-	}{
-		{"minutely", 60, 24}, // minutes 30..89: paths cycle every 5 (two rest paths of five)
-		{"hourly", 2, 24},    // the last hour, by hour
-		{"daily", 2, 36 + 8}, // 7 days by day: all 90 of today (36 rest) and 20 three days ago (8)
-		{"1day", 2, 36},      // the last 24 hours by hour: 11:00 and 12:00
-		{"nonsense", 0, 0},   // unknown interval: empty
-	} {
-		t.Run(tc.interval, func(t *testing.T) {
-			rs := rows(t, ts.studio("usage.api-counts", [][2]string{{"project", "default"}, {"interval", tc.interval}}))
-			if len(rs) != tc.buckets || sum(rs, "total_rest_requests") != tc.rest {
-				t.Fatalf("%d buckets, %v rest requests; want %d, %v: %v", len(rs), sum(rs, "total_rest_requests"), tc.buckets, tc.rest, rs)
-			}
-			for _, r := range rs {
-				ts, ok := r["timestamp"].(string)
-				if !ok || strings.HasSuffix(ts, "Z") || len(ts) != len("2025-07-10T12:00:00") {
-					t.Fatalf("timestamp %v is not a zone-less DATETIME string", r["timestamp"])
-				}
-			}
-		})
-	}
-}
-
 func TestSandboxErrors(t *testing.T) {
 	ts, _ := runServer(t)
 	ts.ingestEdge(edgeBatch(3, studioNow.Add(-time.Minute), "default"))

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -19,7 +21,8 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("handler panic", "method", string(ctx.Method()), "path", string(ctx.Path()), "panic", r)
+			s.log.Error("handler panic", "method", string(ctx.Method()), "path", string(ctx.Path()),
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			ctx.Response.Reset()
 			sendStatic(ctx, fasthttp.StatusInternalServerError, bodyInternal)
 		}

@@ -184,7 +184,7 @@ func New(opts Options) (*Server, error) {
 		w.dec.Now = o.Now // RFC 3164 syslog timestamps take their year from it
 		return w
 	}
-	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout})
+	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout, Logger: o.Logger})
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
 		ErrorHandler:                 s.handleProtocolError,

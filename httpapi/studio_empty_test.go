@@ -63,9 +63,16 @@ func TestStudioPagesWithoutEvents(t *testing.T) {
 		}
 	}
 	check("no events")
-	for _, iv := range []string{"minutely", "hourly", "daily", "1day", "7day"} {
-		if rs := rows(t, ts.studio("usage.api-counts", [][2]string{{"project", "default"}, {"interval", iv}})); len(rs) != 0 {
-			t.Errorf("usage.api-counts %s without events: %v", iv, rs)
+	// usage.api-counts: every bucket of the window, all zero.
+	for _, iv := range []string{"minutely", "hourly", "daily", "1hr", "1day", "7day"} {
+		rs := ts.usage("default", iv)
+		if len(rs) == 0 {
+			t.Errorf("usage.api-counts %s without events: no buckets", iv)
+		}
+		for _, r := range rs {
+			if r.Rest+r.Storage+r.Auth+r.Realtime != 0 {
+				t.Errorf("usage.api-counts %s without events: %v", iv, r)
+			}
 		}
 	}
 	// Edge logs arrive; the other sources stay empty.

@@ -3,7 +3,10 @@ package httpapi
 import (
 	"bufio"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -73,6 +76,8 @@ func (s *Server) handleTail(ctx *fasthttp.RequestCtx, tokenOrName string) {
 		writeTimeout: s.opts.TailWriteTimeout,
 		registry:     &s.tails,
 		hello:        ": tail of " + strconv.QuoteToASCII(src.Name) + "\n\n",
+		log:          s.log,
+		source:       src.Name,
 	}
 	switch s.tails.add(st, s.opts.MaxTails) {
 	case errTailsFull:
@@ -103,6 +108,8 @@ type tailStream struct {
 	writeTimeout time.Duration
 	registry     *tailRegistry
 	hello        string
+	log          *slog.Logger
+	source       string
 
 	endOnce sync.Once
 	// stopping and flushing implement the hand-off between end and a
@@ -118,6 +125,13 @@ type tailStream struct {
 func (st *tailStream) run(w *bufio.Writer) {
 	defer st.registry.remove(st)
 	defer st.tail.Close()
+	defer func() {
+		// fasthttp runs this on a goroutine of its own, outside the
+		// handler's recover: a bug here ends this stream, not the process.
+		if r := recover(); r != nil {
+			st.log.Error("tail panic", "source", st.source, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
 	buf := make([]byte, 0, 4096)
 	buf = append(buf, st.hello...)
 	if st.write(w, buf) != nil {

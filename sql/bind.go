@@ -642,6 +642,11 @@ func (b *binder) requireField(n Node, id ColID, path []string, w want) (Expr, er
 		if ci < 0 {
 			return nil, fmt.Errorf("internal: column %d not in union", id)
 		}
+		key := fmt.Sprintf("%d/%d/%s", id, w, strings.Join(path, "."))
+		if fid, ok := n.fields[key]; ok {
+			c := n.Out[colIndex(n.Out, fid)]
+			return &ColRef{ID: c.ID, T: c.T, Name: c.Name}, nil
+		}
 		var t ColType
 		var ids []ColID
 		for i, in := range n.Ins {
@@ -668,6 +673,10 @@ func (b *binder) requireField(n Node, id ColID, path []string, w want) (Expr, er
 		for i := range n.Ins {
 			n.Maps[i] = append(n.Maps[i], ids[i])
 		}
+		if n.fields == nil {
+			n.fields = map[string]ColID{}
+		}
+		n.fields[key] = nc.ID
 		return &ColRef{ID: nc.ID, T: t, Name: nc.Name}, nil
 	case *AggregateNode:
 		for i, c := range n.Out {

@@ -50,7 +50,7 @@ func (q *queryRun) build(n Node) (operator, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &sortOp{q: q, in: in, keys: keys, limit: -1}, nil
+		return &sortOp{q: q, in: in, keys: keys, limit: -1, cols: n.In.Cols()}, nil
 	case *TopKNode:
 		in, err := q.build(n.In)
 		if err != nil {
@@ -60,7 +60,7 @@ func (q *queryRun) build(n Node) (operator, error) {
 		if err != nil {
 			return nil, err
 		}
-		op := &sortOp{q: q, in: in, keys: keys, limit: n.Count, offset: n.Offset}
+		op := &sortOp{q: q, in: in, keys: keys, limit: n.Count, offset: n.Offset, cols: n.In.Cols()}
 		// Let the top-K prune scan units when it orders by the scan's time.
 		if so, ok := in.(*scanOp); ok && len(n.Keys) > 0 {
 			if idx, ok := timestampKey(n, so); ok {
@@ -179,6 +179,7 @@ func (q *queryRun) stageFor(n Node) (stage, error) {
 
 func (q *queryRun) openScan(n *ScanNode) (scan.Scan, error) {
 	req := n.req
+	req.NoIndex = q.opts.NoIndex
 	sc, err := n.Table.Open(q.opts.ctx, &req)
 	if err != nil {
 		return nil, err

@@ -781,25 +781,16 @@ func (lb *listBuilder) copyFrom(i int, src *vec.Vector, j int) {
 }
 
 func (lb *listBuilder) finish() *vec.Vector {
-	out := &vec.Vector{Type: vec.List, Len: lb.n, Offsets: make([]int32, lb.n+1), Nulls: lb.nulls}
-	total := 0
-	for _, p := range lb.rows {
-		if p.src != nil {
-			total += int(p.src.Offsets[p.row+1] - p.src.Offsets[p.row])
-		}
-	}
-	elem := newVector(ColType{V: lb.t.Elem}, total)
-	k := 0
+	cells := make([]cell, lb.n)
 	for i, p := range lb.rows {
-		if p.src != nil {
-			for j := p.src.Offsets[p.row]; j < p.src.Offsets[p.row+1]; j++ {
-				copyValue(elem, k, p.src.Elem, int(j))
-				k++
-			}
+		cells[i] = cell{p.src, int32(p.row)}
+		if p.src == nil {
+			cells[i].row = -1
 		}
-		out.Offsets[i+1] = int32(k)
 	}
-	out.Elem = elem
+	out := gatherListCells(cells, lb.t.Elem)
+	// Rows never copied into stay empty arrays unless marked NULL.
+	out.Nulls = lb.nulls
 	return out
 }
 

@@ -399,10 +399,17 @@ func gatherOpt(v *vec.Vector, rows []int32, t ColType) *vec.Vector {
 	if v == nil {
 		return allNullVector(t, n)
 	}
-	out := newVector(ColType{V: v.Type}, n)
 	if v.Type == vec.Unknown {
 		return allNullVector(t, n)
 	}
+	if v.Type == vec.List || v.Type == vec.Struct {
+		cells := make([]cell, n)
+		for i, r := range rows {
+			cells[i] = cell{v, r}
+		}
+		return gatherCells(v.Type, cells)
+	}
+	out := newVector(ColType{V: v.Type}, n)
 	for i, r := range rows {
 		if r < 0 {
 			setNull(out, i)

@@ -29,25 +29,35 @@ func (n *countNode) Inputs() []Node { return nil }
 // optimize rewrites a bound plan for execution: folds constants, pushes
 // filters into scans (predicates and time bounds), replaces ORDER BY +
 // LIMIT by top-K and lets scans read newest-first and stop early, answers
-// COUNT(*) from indexes, and drops unread columns.
-func optimize(n Node, now time.Time, needed []ColID) (Node, error) {
+// COUNT(*) from indexes, and drops unread columns. opts' NoRewrites and
+// NoPushdown leave out the steps they name.
+func optimize(n Node, opts *Options, needed []ColID) (Node, error) {
 	var err error
-	if n, err = foldPlan(n, now); err != nil {
-		return nil, err
+	rewrites, pushdown := !opts.NoRewrites, !opts.NoPushdown
+	if rewrites {
+		if n, err = foldPlan(n, opts.Now); err != nil {
+			return nil, err
+		}
+		n = presenceFilters(n)
 	}
-	n = presenceFilters(n)
-	for i := 0; i < 8; i++ {
+	for i := 0; pushdown && i < 8; i++ {
 		var changed bool
 		n, changed = pushFilters(n)
 		if !changed {
 			break
 		}
 	}
-	n = removeSorts(n, false)
-	n = limitsToTopK(n)
-	n = topKIntoScans(n)
-	n = limitsIntoScans(n)
-	n = countFastPath(n)
+	if rewrites {
+		n = removeSorts(n, false)
+		n = limitsToTopK(n)
+	}
+	if pushdown {
+		n = topKIntoScans(n)
+		n = limitsIntoScans(n)
+	}
+	if rewrites {
+		n = countFastPath(n)
+	}
 	need := map[ColID]bool{}
 	for _, id := range needed {
 		need[id] = true
@@ -58,7 +68,7 @@ func optimize(n Node, now time.Time, needed []ColID) (Node, error) {
 		// With window calls nothing reads gone, filters on the partition
 		// keys of the calls left may now go below them.
 		n = dropEmptyWindows(n)
-		for i := 0; i < 8; i++ {
+		for i := 0; pushdown && i < 8; i++ {
 			var changed bool
 			if n, changed = pushFilters(n); !changed {
 				break
@@ -66,7 +76,9 @@ func optimize(n Node, now time.Time, needed []ColID) (Node, error) {
 		}
 		pruneColumns(n, need)
 	}
-	n = aggExprsIntoWorkers(n)
+	if rewrites {
+		n = aggExprsIntoWorkers(n)
+	}
 	return n, nil
 }
 
@@ -920,7 +932,8 @@ func pruneColumns(n Node, need map[ColID]bool) {
 		pruneColumns(x.In, m)
 	case *RecordAliasNode:
 		m := copyNeed(need)
-		if need[x.Alias.ID] {
+		if need[x.Alias.ID] || !x.Outer {
+			// A cross join reads the record to drop rows without it.
 			m[x.Src] = true
 		}
 		pruneColumns(x.In, m)

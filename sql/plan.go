@@ -235,6 +235,10 @@ type UnionNode struct {
 	Ins  []Node
 	Out  []Column
 	Maps [][]ColID
+	// fields remembers the columns made for fields read through a record
+	// column of the union (key: column, path, want), so that a field named
+	// twice (in SELECT and GROUP BY) is one column.
+	fields map[string]ColID
 }
 
 func (n *UnionNode) Cols() []Column { return n.Out }

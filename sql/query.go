@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/sediment/sediment/internal/recovered"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/sql/parser"
 	"github.com/sediment/sediment/sql/scan"
@@ -36,6 +37,25 @@ type Options struct {
 	// GOMAXPROCS).
 	Workers int
 
+	// NoRewrites, NoPushdown and NoIndex turn optimisations off; the zero
+	// value runs them all. Each changes how a query runs, never its rows
+	// (only their order where the query leaves it open): the metamorphic
+	// tests (query/sqlcheck) check exactly that.
+	//
+	// NoRewrites skips constant folding and the plan rewrites made for
+	// speed: dropping sorts nothing observes, ORDER BY + LIMIT as top-K,
+	// COUNT(*) from unit counts, aggregate arguments computed in scan
+	// workers, CROSS JOIN UNNEST of an object as a presence filter.
+	NoRewrites bool
+	// NoPushdown keeps filters and limits where the query put them instead
+	// of moving them down the plan and into scans (scan predicates, time
+	// bounds, top-K and limits read by the scan).
+	NoPushdown bool
+	// NoIndex makes scans test every row of the blocks in their time range:
+	// no index bitmaps, no block pruning by value ranges or dictionaries
+	// (scan.Request.NoIndex).
+	NoIndex bool
+
 	ctx context.Context
 }
 
@@ -51,13 +71,23 @@ type Result struct {
 	Len   int
 }
 
-// Plan binds and optimises a validated query, for inspection.
-func Plan(q *parser.Query, cat Catalog, opts Options) (Node, error) {
+// Plan binds and optimises a validated query, for inspection. A panic
+// while planning is returned as a *recovered.Error.
+func Plan(q *parser.Query, cat Catalog, opts Options) (_ Node, err error) {
+	defer recovered.Catch(&err)
 	n, _, err := plan(q, cat, &opts)
 	return n, err
 }
 
-func plan(q *parser.Query, cat Catalog, opts *Options) (Node, []Column, error) {
+// outColumn is one column of a query's result: the plan column, and for an
+// array of records the index of the element child that carries each whole
+// element as JSON text (-1 otherwise).
+type outColumn struct {
+	Column
+	wholeElem int
+}
+
+func plan(q *parser.Query, cat Catalog, opts *Options) (Node, []outColumn, error) {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
@@ -71,18 +101,30 @@ func plan(q *parser.Query, cat Catalog, opts *Options) (Node, []Column, error) {
 	}
 	cols := n.Cols()
 	needed := make([]ColID, len(cols))
+	out := make([]outColumn, len(cols))
 	for i, c := range cols {
 		needed[i] = c.ID
+		out[i] = outColumn{Column: c, wholeElem: -1}
+		if c.T.V == vec.List && c.T.Elem == vec.Unknown {
+			// An array of records in the result: its elements are written
+			// whole, so the scan must read them whole.
+			if s, ci := traceScanCol(n, c.ID); s != nil {
+				out[i].wholeElem = wholeElemChild(&s.req.Columns[ci])
+			}
+		}
 	}
-	n, err = optimize(n, opts.Now, needed)
+	n, err = optimize(n, opts, needed)
 	if err != nil {
 		return nil, nil, err
 	}
-	return n, cols, nil
+	return n, out, nil
 }
 
-// Run executes a validated query against cat.
-func Run(ctx context.Context, q *parser.Query, cat Catalog, opts Options) (*Result, error) {
+// Run executes a validated query against cat. A panic while planning or
+// running it, on this goroutine or a scan worker, fails the query alone:
+// it is returned as a *recovered.Error carrying the stack.
+func Run(ctx context.Context, q *parser.Query, cat Catalog, opts Options) (_ *Result, err error) {
+	defer recovered.Catch(&err)
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
 	}
@@ -111,7 +153,11 @@ func Run(ctx context.Context, q *parser.Query, cat Catalog, opts Options) (*Resu
 	return res, nil
 }
 
-func (q *queryRun) run(ctx context.Context, n Node, cols []Column) (*Result, error) {
+func (q *queryRun) run(ctx context.Context, n Node, outCols []outColumn) (*Result, error) {
+	cols := make([]Column, len(outCols))
+	for i, c := range outCols {
+		cols[i] = c.Column
+	}
 	ec := q.newEvalCtx(ctx)
 	op, err := q.build(n)
 	if err != nil {
@@ -165,6 +211,10 @@ func (q *queryRun) run(ctx context.Context, n Node, cols []Column) (*Result, err
 				js[r] = txt[k]
 			}
 			v = &vec.Vector{Type: vec.JSON, Len: out.Len, Strs: js, Nulls: v.Nulls}
+		}
+		if k := outCols[i].wholeElem; k >= 0 && v.Type == vec.List && v.Elem != nil && v.Elem.Type == vec.Struct && k < len(v.Elem.Children) {
+			// An array of records: each element as its JSON text.
+			v = &vec.Vector{Type: vec.List, Len: v.Len, Nulls: v.Nulls, Offsets: v.Offsets, Elem: v.Elem.Children[k], Const: v.Const}
 		}
 		res.Names = append(res.Names, c.Name)
 		res.Types = append(res.Types, c.T)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sediment/sediment/internal/recovered"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/sql/scan"
 )
@@ -67,6 +68,13 @@ func (o *scanOp) start(ec *evalCtx) {
 		o.wg.Add(1)
 		go func() {
 			defer o.wg.Done()
+			defer func() {
+				// A bug in a unit's read or a fused stage fails this query,
+				// not the process.
+				if r := recover(); r != nil {
+					o.send(scanResult{err: recovered.New(r)})
+				}
+			}()
 			stages, err := o.stages()
 			if err != nil {
 				o.send(scanResult{err: err})
@@ -212,6 +220,15 @@ func (o *countOp) next(ec *evalCtx) (*vec.Batch, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = recovered.New(r)
+					}
+					mu.Unlock()
+				}
+			}()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(o.units) {

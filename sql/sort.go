@@ -35,6 +35,10 @@ type sortOp struct {
 	keys   []compiledKey
 	limit  int64
 	offset int64
+	// cols are the input's columns: their types are the output's, whatever
+	// the batches a row comes from (the branches of a UNION ALL differ:
+	// one has a field as STRING, another never had it).
+	cols []Column
 
 	// prune, when set, receives the time of the K-th row so the scan can
 	// skip units that cannot beat it; pruneKey is the key column's position.
@@ -235,12 +239,22 @@ func (o *sortOp) next(ec *evalCtx) (*vec.Batch, error) {
 		var first *vec.Vector
 		for _, r := range chunk {
 			first = o.batches[r.b].b.Cols[c]
-			break
+			if first.Type != vec.Unknown {
+				break
+			}
 		}
-		dst := newVector(ColType{V: first.Type}, len(chunk))
+		t := ColType{V: first.Type}
+		if c < len(o.cols) && o.cols[c].T.V != vec.Unknown && first.Type != vec.List && first.Type != vec.Struct {
+			t = o.cols[c].T
+		}
+		dst := newVector(t, len(chunk))
 		if first.Type == vec.List || first.Type == vec.Struct {
-			// Lists: gather each row singly and concatenate.
-			dst = concatRows(o.batches, chunk, c)
+			// Arrays and records: a deep copy of each row.
+			cells := make([]cell, len(chunk))
+			for i, r := range chunk {
+				cells[i] = cell{o.batches[r.b].b.Cols[c], r.r}
+			}
+			dst = gatherCells(first.Type, cells)
 		} else {
 			for i, r := range chunk {
 				copyValue(dst, i, o.batches[r.b].b.Cols[c], int(r.r))
@@ -249,23 +263,6 @@ func (o *sortOp) next(ec *evalCtx) (*vec.Batch, error) {
 		out.Cols[c] = dst
 	}
 	return out, nil
-}
-
-// concatRows builds a list vector from rows of several batches.
-func concatRows(batches []*sortBatch, rows []sortRow, c int) *vec.Vector {
-	var t ColType
-	if len(rows) > 0 {
-		v := batches[rows[0].b].b.Cols[c]
-		t = ColType{V: vec.List}
-		if v.Elem != nil {
-			t.Elem = v.Elem.Type
-		}
-	}
-	lb := newListBuilder(t, len(rows))
-	for i, r := range rows {
-		lb.copyFrom(i, batches[r.b].b.Cols[c], int(r.r))
-	}
-	return lb.finish()
 }
 
 func (o *sortOp) close() { o.in.close() }

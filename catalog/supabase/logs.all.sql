@@ -2,6 +2,10 @@
 -- project and to an optional time window. Studio sends its own final
 -- SELECT over these CTEs as sql=; this one is the default.
 --
+-- As in Logflare's seed, every CTE but postgres_logs reads its source
+-- through cross join unnest(t.metadata): an event without metadata is not
+-- in it. postgres_logs shows every event of the project.
+--
 -- Parameters (all strings; a missing or empty bound means unbounded):
 --   @project             project ref ("default" when self-hosted)
 --   @iso_timestamp_start exclusive lower bound, ISO 8601
@@ -9,6 +13,7 @@
 with edge_logs as (
   select t.timestamp, t.id, t.event_message, t.metadata
   from `cloudflare.logs.prod` as t
+  cross join unnest(t.metadata) as m
   where t.project = @project
     and CASE WHEN COALESCE(@iso_timestamp_start, '') = '' THEN TRUE ELSE cast(t.timestamp as timestamp) > cast(@iso_timestamp_start as timestamp) END
     and CASE WHEN COALESCE(@iso_timestamp_end, '') = '' THEN TRUE ELSE cast(t.timestamp as timestamp) <= cast(@iso_timestamp_end as timestamp) END
@@ -43,6 +48,7 @@ function_logs as (
 auth_logs as (
   select t.timestamp, t.id, t.event_message, t.metadata
   from `gotrue.logs.prod` as t
+  cross join unnest(t.metadata) as m
   where t.project = @project
     and CASE WHEN COALESCE(@iso_timestamp_start, '') = '' THEN TRUE ELSE cast(t.timestamp as timestamp) > cast(@iso_timestamp_start as timestamp) END
     and CASE WHEN COALESCE(@iso_timestamp_end, '') = '' THEN TRUE ELSE cast(t.timestamp as timestamp) <= cast(@iso_timestamp_end as timestamp) END
@@ -69,6 +75,7 @@ storage_logs as (
 postgrest_logs as (
   select t.timestamp, t.id, t.event_message, t.metadata
   from `postgREST.logs.prod` as t
+  cross join unnest(t.metadata) as m
   where t.project = @project
     and CASE WHEN COALESCE(@iso_timestamp_start, '') = '' THEN TRUE ELSE cast(t.timestamp as timestamp) > cast(@iso_timestamp_start as timestamp) END
     and CASE WHEN COALESCE(@iso_timestamp_end, '') = '' THEN TRUE ELSE cast(t.timestamp as timestamp) <= cast(@iso_timestamp_end as timestamp) END
@@ -77,6 +84,7 @@ postgrest_logs as (
 pgbouncer_logs as (
   select t.timestamp, t.id, t.event_message, t.metadata
   from `pgbouncer.logs.prod` as t
+  cross join unnest(t.metadata) as m
   where t.project = @project
     and CASE WHEN COALESCE(@iso_timestamp_start, '') = '' THEN TRUE ELSE cast(t.timestamp as timestamp) > cast(@iso_timestamp_start as timestamp) END
     and CASE WHEN COALESCE(@iso_timestamp_end, '') = '' THEN TRUE ELSE cast(t.timestamp as timestamp) <= cast(@iso_timestamp_end as timestamp) END

@@ -1,49 +1,71 @@
 -- usage.api-counts: API requests through the gateway per time bucket, by
--- service (REST, Storage, Auth, Realtime), for one project.
+-- service (REST, Storage, Auth, Realtime), for Studio's project home.
 --
--- Parameters:
---   @project   project ref; self-hosted edge events carry it as t.project
---              (they have no request.url)
---   @interval  window and bucket:
---                minutely, 1hr  the last 60 minutes, by minute
---                hourly         the last hour, by hour
---                1day           the last 24 hours, by hour
---                daily, 7day    the last 7 days, by day
---              any other value selects nothing (an empty result)
+-- Parameters (strings):
+--   @project   a regular expression the request URL
+--              (metadata.request.url) must contain a match of, as in
+--              Logflare's seed: on the platform the URL names the project
+--              (https://<ref>.supabase.co/...). Self-hosted Kong events
+--              carry no URL, so nothing is counted there (see the README
+--              for counting by the top-level project instead).
+--   @interval  the window (from now back to its start, start included)
+--              and the bucket:
+--                minutely  the last 60 minutes, by minute
+--                hourly    the last hour, by hour
+--                daily     the last 7 days, by day
+--              and newer Studio's values, as windows of the same kind:
+--                1hr       the last 60 minutes, by minute
+--                1day      the last 24 hours, by hour
+--                7day      the last 7 days, by day
+--              any other value: no rows.
+--
+-- One row per bucket of the window, oldest first, from the bucket holding
+-- the window start to the bucket holding now: timestamp is the bucket's
+-- start as a UTC DATETIME, the counts are integers, 0 for a bucket
+-- without requests.
 with requests as (
   select
     CASE
-      WHEN @interval IN ('minutely', '1hr') THEN timestamp_trunc(cast(t.timestamp as timestamp), minute)
-      WHEN @interval IN ('hourly', '1day') THEN timestamp_trunc(cast(t.timestamp as timestamp), hour)
-      WHEN @interval IN ('daily', '7day') THEN timestamp_trunc(cast(t.timestamp as timestamp), day)
+      WHEN @interval IN ('minutely', '1hr') THEN timestamp_trunc(t.timestamp, minute)
+      WHEN @interval IN ('hourly', '1day') THEN timestamp_trunc(t.timestamp, hour)
+      WHEN @interval IN ('daily', '7day') THEN timestamp_trunc(t.timestamp, day)
     END as ts,
     request.path as path
   from `cloudflare.logs.prod` as t
   cross join unnest(t.metadata) as m
   cross join unnest(m.request) as request
-  where t.project = @project
-    and cast(t.timestamp as timestamp) > CASE
+  where regexp_contains(request.url, @project)
+    and t.timestamp >= CASE
       WHEN @interval IN ('minutely', '1hr') THEN timestamp_sub(current_timestamp(), interval 60 minute)
       WHEN @interval = 'hourly' THEN timestamp_sub(current_timestamp(), interval 1 hour)
       WHEN @interval = '1day' THEN timestamp_sub(current_timestamp(), interval 24 hour)
       WHEN @interval IN ('daily', '7day') THEN timestamp_sub(current_timestamp(), interval 7 day)
     END
 ),
-counts as (
-  select
-    ts,
-    countif(regexp_contains(path, '/rest')) as total_rest_requests,
-    countif(regexp_contains(path, '/storage')) as total_storage_requests,
-    countif(regexp_contains(path, '/auth')) as total_auth_requests,
-    countif(regexp_contains(path, '/realtime')) as total_realtime_requests
-  from requests
-  group by ts
+buckets as (
+  select ts
+  from unnest(generate_timestamp_array(timestamp_trunc(timestamp_sub(current_timestamp(), interval 60 minute), minute), current_timestamp(), interval 1 minute)) as ts
+  where @interval IN ('minutely', '1hr')
+  union all
+  select ts
+  from unnest(generate_timestamp_array(timestamp_trunc(timestamp_sub(current_timestamp(), interval 1 hour), hour), current_timestamp(), interval 1 hour)) as ts
+  where @interval = 'hourly'
+  union all
+  select ts
+  from unnest(generate_timestamp_array(timestamp_trunc(timestamp_sub(current_timestamp(), interval 24 hour), hour), current_timestamp(), interval 1 hour)) as ts
+  where @interval = '1day'
+  union all
+  select ts
+  from unnest(generate_timestamp_array(timestamp_trunc(timestamp_sub(current_timestamp(), interval 7 day), day), current_timestamp(), interval 1 day)) as ts
+  where @interval IN ('daily', '7day')
 )
 select
-  datetime(ts, 'UTC') as timestamp,
-  total_rest_requests,
-  total_storage_requests,
-  total_auth_requests,
-  total_realtime_requests
-from counts
+  datetime(b.ts, 'UTC') as timestamp,
+  countif(regexp_contains(r.path, '/rest')) as total_rest_requests,
+  countif(regexp_contains(r.path, '/storage')) as total_storage_requests,
+  countif(regexp_contains(r.path, '/auth')) as total_auth_requests,
+  countif(regexp_contains(r.path, '/realtime')) as total_realtime_requests
+from buckets as b
+left join requests as r on r.ts = b.ts
+group by b.ts
 order by timestamp

@@ -336,6 +336,12 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 			return nil, fmt.Errorf("seed Supabase resources: %w", err)
 		}
 		log.Info("supabase mode", "sources_created", len(res.Sources), "endpoints_created", len(res.Endpoints))
+		for _, e := range res.Upgraded {
+			log.Info("seeded endpoint upgraded to this version's SQL", "endpoint", e.Name)
+		}
+		for _, name := range res.Customized {
+			log.Info("seeded endpoint keeps the SQL it was given through the management API", "endpoint", name)
+		}
 	}
 	if a.syslogTCP, a.syslogUDP, err = startSyslog(cfg.Syslog, srv, log); err != nil {
 		_ = srv.Shutdown(context.Background())

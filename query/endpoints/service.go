@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sediment/sediment/internal/jsonstr"
 	"io"
 	"log/slog"
 	"runtime"
@@ -22,6 +21,8 @@ import (
 
 	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/internal/jsonstr"
+	"github.com/sediment/sediment/internal/recovered"
 	"github.com/sediment/sediment/lql"
 	"github.com/sediment/sediment/sql"
 	"github.com/sediment/sediment/sql/parser"
@@ -61,7 +62,16 @@ type Service struct {
 	done  chan struct{}
 
 	executions atomic.Int64
+	panics     atomic.Int64
+
+	// testHookRun, set by package tests only, is called before each query
+	// runs (to make one panic).
+	testHookRun func(*parser.Query)
 }
+
+// Panics returns how many queries failed with a recovered panic (each is
+// logged with its stack), for tests and metrics.
+func (s *Service) Panics() int64 { return s.panics.Load() }
 
 // Executions returns how many endpoint queries have run (cache misses and
 // refreshes), for tests and metrics.
@@ -211,8 +221,11 @@ func (s *Service) RunSQL(ctx context.Context, q string) []byte {
 	return resultBody(res)
 }
 
-// Query validates and runs SQL over the sources.
-func (s *Service) Query(ctx context.Context, q string, params map[string]string, maxRows int) (*sql.Result, error) {
+// Query validates and runs SQL over the sources. A panic while doing so is
+// logged with its stack and returned as a *recovered.Error.
+func (s *Service) Query(ctx context.Context, q string, params map[string]string, maxRows int) (_ *sql.Result, err error) {
+	defer func() { s.logPanic(err, "sql", q) }()
+	defer recovered.Catch(&err)
 	pq, err := parser.Validate(q, parser.ValidateOptions{KnownSource: s.cat.HasSourceName})
 	if err != nil {
 		return nil, err
@@ -222,7 +235,9 @@ func (s *Service) Query(ctx context.Context, q string, params map[string]string,
 
 // Explain validates SQL and returns its optimised plan as an indented
 // tree, for `sediment query --explain`.
-func (s *Service) Explain(q string, params map[string]string, maxRows int) (string, error) {
+func (s *Service) Explain(q string, params map[string]string, maxRows int) (_ string, err error) {
+	defer func() { s.logPanic(err, "sql", q) }()
+	defer recovered.Catch(&err)
 	pq, err := parser.Validate(q, parser.ValidateOptions{KnownSource: s.cat.HasSourceName})
 	if err != nil {
 		return "", err
@@ -237,6 +252,9 @@ func (s *Service) Explain(q string, params map[string]string, maxRows int) (stri
 }
 
 func (s *Service) run(ctx context.Context, pq *parser.Query, params map[string]string, maxRows int) (*sql.Result, error) {
+	if s.testHookRun != nil {
+		s.testHookRun(pq)
+	}
 	qc := &queryCatalog{s: s, snaps: map[string]*engine.Snapshot{}}
 	defer qc.release()
 	return sql.Run(ctx, pq, qc, sql.Options{
@@ -249,8 +267,13 @@ func (s *Service) run(ctx context.Context, pq *parser.Query, params map[string]s
 	})
 }
 
-// execute runs an endpoint without the cache and encodes the result.
-func (s *Service) execute(ctx context.Context, ep *catalog.Endpoint, params map[string]string) ([]byte, error) {
+// execute runs an endpoint without the cache and encodes the result. A
+// panic anywhere in it is logged with its stack and becomes the request's
+// error, so the cache's waiters are released and a background refresh
+// does not take the process down.
+func (s *Service) execute(ctx context.Context, ep *catalog.Endpoint, params map[string]string) (_ []byte, err error) {
+	defer func() { s.logPanic(err, "endpoint", ep.Name, "sql", params["sql"], "lql", params["lql"]) }()
+	defer recovered.Catch(&err)
 	s.executions.Add(1)
 	pq, err := s.prepare(ep, params)
 	if err != nil {
@@ -265,6 +288,17 @@ func (s *Service) execute(ctx context.Context, ep *catalog.Endpoint, params map[
 		return nil, err
 	}
 	return resultBody(res), nil
+}
+
+// logPanic logs err with its stack when it is a recovered panic, with the
+// attributes that say which query it was.
+func (s *Service) logPanic(err error, attrs ...any) {
+	pe := recovered.As(err)
+	if pe == nil || !pe.FirstReport() {
+		return
+	}
+	s.panics.Add(1)
+	s.opts.Logger.Error("query panicked", append([]any{"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack)}, attrs...)...)
 }
 
 // prepare turns an endpoint and the request's consumer query, if any, into

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/internal/recovered"
 	"github.com/sediment/sediment/lql"
 	"github.com/sediment/sediment/sql"
 	"github.com/sediment/sediment/sql/parser"
@@ -43,6 +46,9 @@ type Options struct {
 	// Workers is the number of goroutines one query scans with (default
 	// GOMAXPROCS).
 	Workers int
+	// Logger receives the stack of a search that panicked (default
+	// discards).
+	Logger *slog.Logger
 }
 
 // Searcher runs searches. It holds no state besides its options and is
@@ -65,6 +71,9 @@ func New(opts Options) *Searcher {
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Searcher{opts: opts}
 }
@@ -146,8 +155,12 @@ func (r *Response) AppendJSON(dst []byte) []byte {
 // Search runs req over the shard's current events. table is the name the
 // source has in SQL (its name), used in the generated SQL and in error
 // messages. Both queries read one snapshot. Errors in the request are
-// *RequestError; a query past its deadline fails with sql.ErrTimeout.
-func (s *Searcher) Search(ctx context.Context, sh *engine.Shard, table string, req Request) (*Response, error) {
+// *RequestError; a query past its deadline fails with sql.ErrTimeout. A
+// panic fails the search alone: it is logged with its stack and returned as
+// a *recovered.Error.
+func (s *Searcher) Search(ctx context.Context, sh *engine.Shard, table string, req Request) (_ *Response, err error) {
+	defer func() { s.logPanic(err, "source", table, "lql", req.LQL) }()
+	defer recovered.Catch(&err)
 	sn := sh.Snapshot()
 	defer sn.Release()
 	tbl := sn.Table(table)
@@ -167,7 +180,9 @@ func (s *Searcher) Search(ctx context.Context, sh *engine.Shard, table string, r
 // Prepare compiles req for tbl: it parses the LQL with tbl's schema,
 // applies the range, and writes the SQL of the search and of the chart.
 // Errors in the request are *RequestError.
-func (s *Searcher) Prepare(ctx context.Context, tbl scan.Table, req Request) (*Plan, error) {
+func (s *Searcher) Prepare(ctx context.Context, tbl scan.Table, req Request) (_ *Plan, err error) {
+	defer func() { s.logPanic(err, "source", tbl.Name(), "lql", req.LQL) }()
+	defer recovered.Catch(&err)
 	limit := req.Limit
 	switch {
 	case limit == 0:
@@ -236,10 +251,19 @@ func (s *Searcher) Prepare(ctx context.Context, tbl scan.Table, req Request) (*P
 	return p, nil
 }
 
-// Run executes a plan over tbl.
-func (s *Searcher) Run(ctx context.Context, tbl scan.Table, p *Plan) (*Response, error) {
+// logPanic logs err with its stack, once, when it is a recovered panic.
+func (s *Searcher) logPanic(err error, attrs ...any) {
+	if pe := recovered.As(err); pe != nil && pe.FirstReport() {
+		s.opts.Logger.Error("search panicked", append([]any{"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack)}, attrs...)...)
+	}
+}
+
+// Run executes a plan over tbl. A panic fails the run alone: it is logged
+// with its stack and returned as a *recovered.Error.
+func (s *Searcher) Run(ctx context.Context, tbl scan.Table, p *Plan) (_ *Response, err error) {
+	defer func() { s.logPanic(err, "source", tbl.Name(), "sql", p.SearchSQL) }()
+	defer recovered.Catch(&err)
 	res := &Response{}
-	var err error
 	if res.Events, err = s.events(ctx, tbl, p); err != nil {
 		return nil, err
 	}

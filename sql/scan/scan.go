@@ -158,6 +158,10 @@ type Request struct {
 	// needed: with an Order its first Limit in that order, Unordered any
 	// Limit (a LIMIT without ORDER BY). A unit may stop early.
 	Limit int
+	// NoIndex asks the scan to test every row of the blocks in its time
+	// range itself: no index bitmaps, no block pruning by value ranges or
+	// dictionaries. The rows are the same; tests compare the two ways.
+	NoIndex bool
 }
 
 // Table is one source as a query sees it.

@@ -157,31 +157,39 @@ type usageRow struct {
 }
 
 // expectedUsage counts the requests of project ref at or after the window
-// start, per bucket, every bucket of the window present: the endpoint's
-// specification written as plain Go over the events the test sent.
+// start, per bucket, with a row for each bucket that holds at least one of
+// its requests (Logflare's seed groups the matching requests, so a bucket
+// without any has no row): the endpoint's specification written as plain
+// Go over the events the test sent.
 func expectedUsage(w usageWindow, now time.Time, evs []sentRequest, ref string) []usageRow {
 	start := now.Add(-w.span)
-	first, last := start.Truncate(w.bucket), now.Truncate(w.bucket)
-	var out []usageRow
-	for b := first; !b.After(last); b = b.Add(w.bucket) {
-		r := usageRow{Timestamp: b.UTC().Format("2006-01-02T15:04:05")}
-		for _, e := range evs {
-			if e.ref != ref || e.at.Before(start) || e.at.Truncate(w.bucket) != b {
-				continue
-			}
-			switch {
-			case strings.Contains(e.path, "/rest"):
-				r.Rest++
-			case strings.Contains(e.path, "/storage"):
-				r.Storage++
-			case strings.Contains(e.path, "/auth"):
-				r.Auth++
-			case strings.Contains(e.path, "/realtime"):
-				r.Realtime++
-			}
+	rows := map[time.Time]*usageRow{}
+	for _, e := range evs {
+		if e.ref != ref || e.at.Before(start) {
+			continue
 		}
-		out = append(out, r)
+		b := e.at.Truncate(w.bucket)
+		r := rows[b]
+		if r == nil {
+			r = &usageRow{Timestamp: b.UTC().Format("2006-01-02T15:04:05")}
+			rows[b] = r
+		}
+		switch {
+		case strings.Contains(e.path, "/rest"):
+			r.Rest++
+		case strings.Contains(e.path, "/storage"):
+			r.Storage++
+		case strings.Contains(e.path, "/auth"):
+			r.Auth++
+		case strings.Contains(e.path, "/realtime"):
+			r.Realtime++
+		}
 	}
+	out := []usageRow{}
+	for _, r := range rows {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b usageRow) int { return strings.Compare(a.Timestamp, b.Timestamp) })
 	return out
 }
 
@@ -260,10 +268,18 @@ func TestUsageAPICountsWindows(t *testing.T) {
 	// projects counts both.
 	both := ts.usage("(aaaa|bbbb)", "daily")
 	a, b := ts.usage(refs[0], "daily"), ts.usage(refs[1], "daily")
-	for i := range both {
-		if both[i].Rest != a[i].Rest+b[i].Rest || both[i].Auth != a[i].Auth+b[i].Auth {
-			t.Fatalf("bucket %s: (aaaa|bbbb) counts %v, the two projects %v and %v", both[i].Timestamp, both[i], a[i], b[i])
+	sum := func(rs []usageRow) (rest, auth int64) {
+		for _, r := range rs {
+			rest += r.Rest
+			auth += r.Auth
 		}
+		return
+	}
+	br, ba := sum(both)
+	ar, aa := sum(a)
+	bbr, bba := sum(b)
+	if len(both) < max(len(a), len(b)) || br != ar+bbr || ba != aa+bba {
+		t.Fatalf("(aaaa|bbbb) counts %v, the two projects %v and %v", both, a, b)
 	}
 	// An interval Studio does not send: no rows.
 	for _, iv := range []string{"weekly", "", "5min"} {
@@ -288,10 +304,8 @@ func TestUsageAPICountsSelfHosted(t *testing.T) {
 	ts, _ := runServer(t)
 	ts.ingestEdge(edgeBatch(90, studioNow.Add(-89*time.Minute), "default"))
 	for _, w := range usageWindows {
-		for _, r := range ts.usage("default", w.interval) {
-			if r.Rest+r.Storage+r.Auth+r.Realtime != 0 {
-				t.Fatalf("%s: %v counted from events without a URL", w.interval, r)
-			}
+		if rs := ts.usage("default", w.interval); len(rs) != 0 {
+			t.Fatalf("%s: %v counted from events without a URL, want []", w.interval, rs)
 		}
 	}
 
@@ -322,7 +336,7 @@ func TestUsageAPICountsSelfHosted(t *testing.T) {
 	if rest != 25 || auth != 12 {
 		t.Fatalf("minutely counts rest %d auth %d, want 25 and 12: %v", rest, auth, minutely)
 	}
-	if other := ts.usage("another", "hourly"); other[0].Rest+other[1].Rest != 0 {
+	if other := ts.usage("another", "hourly"); len(other) != 0 {
 		t.Fatalf("another project: %v", other)
 	}
 

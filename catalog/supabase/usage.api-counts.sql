@@ -19,53 +19,29 @@
 --                7day      the last 7 days, by day
 --              any other value: no rows.
 --
--- One row per bucket of the window, oldest first, from the bucket holding
--- the window start to the bucket holding now: timestamp is the bucket's
--- start as a UTC DATETIME, the counts are integers, 0 for a bucket
--- without requests.
-with requests as (
-  select
-    CASE
-      WHEN @interval IN ('minutely', '1hr') THEN timestamp_trunc(t.timestamp, minute)
-      WHEN @interval IN ('hourly', '1day') THEN timestamp_trunc(t.timestamp, hour)
-      WHEN @interval IN ('daily', '7day') THEN timestamp_trunc(t.timestamp, day)
-    END as ts,
-    request.path as path
-  from `cloudflare.logs.prod` as t
-  cross join unnest(t.metadata) as m
-  cross join unnest(m.request) as request
-  where regexp_contains(request.url, @project)
-    and t.timestamp >= CASE
-      WHEN @interval IN ('minutely', '1hr') THEN timestamp_sub(current_timestamp(), interval 60 minute)
-      WHEN @interval = 'hourly' THEN timestamp_sub(current_timestamp(), interval 1 hour)
-      WHEN @interval = '1day' THEN timestamp_sub(current_timestamp(), interval 24 hour)
-      WHEN @interval IN ('daily', '7day') THEN timestamp_sub(current_timestamp(), interval 7 day)
-    END
-),
-buckets as (
-  select ts
-  from unnest(generate_timestamp_array(timestamp_trunc(timestamp_sub(current_timestamp(), interval 60 minute), minute), current_timestamp(), interval 1 minute)) as ts
-  where @interval IN ('minutely', '1hr')
-  union all
-  select ts
-  from unnest(generate_timestamp_array(timestamp_trunc(timestamp_sub(current_timestamp(), interval 1 hour), hour), current_timestamp(), interval 1 hour)) as ts
-  where @interval = 'hourly'
-  union all
-  select ts
-  from unnest(generate_timestamp_array(timestamp_trunc(timestamp_sub(current_timestamp(), interval 24 hour), hour), current_timestamp(), interval 1 hour)) as ts
-  where @interval = '1day'
-  union all
-  select ts
-  from unnest(generate_timestamp_array(timestamp_trunc(timestamp_sub(current_timestamp(), interval 7 day), day), current_timestamp(), interval 1 day)) as ts
-  where @interval IN ('daily', '7day')
-)
+-- One row per bucket that holds at least one matching request, oldest
+-- first, as Logflare's seed answers (a window without requests gives no
+-- rows): timestamp is the bucket's start as a UTC DATETIME, the counts are
+-- integers, 0 for a service without requests in the bucket.
 select
-  datetime(b.ts, 'UTC') as timestamp,
-  countif(regexp_contains(r.path, '/rest')) as total_rest_requests,
-  countif(regexp_contains(r.path, '/storage')) as total_storage_requests,
-  countif(regexp_contains(r.path, '/auth')) as total_auth_requests,
-  countif(regexp_contains(r.path, '/realtime')) as total_realtime_requests
-from buckets as b
-left join requests as r on r.ts = b.ts
-group by b.ts
+  datetime(CASE
+    WHEN @interval IN ('minutely', '1hr') THEN timestamp_trunc(t.timestamp, minute)
+    WHEN @interval IN ('hourly', '1day') THEN timestamp_trunc(t.timestamp, hour)
+    WHEN @interval IN ('daily', '7day') THEN timestamp_trunc(t.timestamp, day)
+  END, 'UTC') as timestamp,
+  countif(regexp_contains(request.path, '/rest')) as total_rest_requests,
+  countif(regexp_contains(request.path, '/storage')) as total_storage_requests,
+  countif(regexp_contains(request.path, '/auth')) as total_auth_requests,
+  countif(regexp_contains(request.path, '/realtime')) as total_realtime_requests
+from `cloudflare.logs.prod` as t
+cross join unnest(t.metadata) as m
+cross join unnest(m.request) as request
+where regexp_contains(request.url, @project)
+  and t.timestamp >= CASE
+    WHEN @interval IN ('minutely', '1hr') THEN timestamp_sub(current_timestamp(), interval 60 minute)
+    WHEN @interval = 'hourly' THEN timestamp_sub(current_timestamp(), interval 1 hour)
+    WHEN @interval = '1day' THEN timestamp_sub(current_timestamp(), interval 24 hour)
+    WHEN @interval IN ('daily', '7day') THEN timestamp_sub(current_timestamp(), interval 7 day)
+  END
+group by timestamp
 order by timestamp

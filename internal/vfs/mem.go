@@ -258,10 +258,13 @@ func (f *memFile) Write(p []byte) (int, error) {
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
 	end := f.pos + int64(len(p))
-	if end > int64(len(f.node.data)) {
+	switch {
+	case end > int64(cap(f.node.data)):
 		nd := make([]byte, end, max(end, int64(cap(f.node.data))*2))
 		copy(nd, f.node.data)
 		f.node.data = nd
+	case end > int64(len(f.node.data)):
+		f.node.data = f.node.data[:end]
 	}
 	copy(f.node.data[f.pos:], p)
 	f.pos = end

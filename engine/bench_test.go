@@ -23,8 +23,8 @@ import (
 
 	"github.com/sediment/sediment/bench/gen"
 	"github.com/sediment/sediment/event"
-	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/sql/scan"
 )
 

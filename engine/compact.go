@@ -3,7 +3,6 @@ package engine
 import (
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/sediment/sediment/index"
 	"github.com/sediment/sediment/segment"
@@ -11,13 +10,25 @@ import (
 
 // Compact merges runs of small segments (under a quarter of SegmentMaxRows)
 // that are adjacent in time into one segment of at most SegmentMaxRows, and
-// returns how many segments it merged. Queries keep reading the inputs
-// until the merged segment is published; the inputs' files go when the
-// last query using them ends.
+// returns how many segments it merged. Rows older than the retention
+// cutoff are left out of the merged segment. Queries keep reading the
+// inputs until the merged segment is published; the inputs' files go when
+// the last query using them ends. A failure (or a panic, recovered) leaves
+// the inputs as they were and is retried by the background loop with
+// backoff (see supervised).
 func (s *Shard) Compact() (int, error) {
 	if s.opts.ReadOnly {
 		return 0, ErrReadOnly
 	}
+	var n int
+	err := s.supervised(taskCompaction, func() (err error) {
+		n, err = s.compact()
+		return err
+	})
+	return n, err
+}
+
+func (s *Shard) compact() (int, error) {
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
 	group := s.pickCompaction()
@@ -32,43 +43,69 @@ func (s *Shard) Compact() (int, error) {
 			g.release()
 		}
 	}()
+	if err := s.eng.roomToRewrite(group, "compaction"); err != nil {
+		return 0, err
+	}
+	cutoff := s.retentionCutoff()
 	meta := segMeta{created: s.opts.Now().UnixMicro()}
+	expired := false
 	for _, g := range group {
 		meta.walLast = max(meta.walLast, g.meta.walLast)
 		meta.replaces = append(meta.replaces, g.id)
+		if minT, _ := g.r.TimeRange(); minT < cutoff {
+			expired = true
+		}
 	}
 	s.mu.Lock()
 	id := s.nextSeg
 	s.nextSeg++
 	s.mu.Unlock()
 	var ref *segRef
-	var err error
-	if s.canConcatenate(group) {
-		ref, err = s.concatSegments(id, group, meta)
-		if err == nil {
-			s.stats.concatenated.Add(1)
-		}
-	} else {
-		var src *mergeSource
-		if src, err = newMergeSource(group, noCutoff); err != nil {
+	if !expired && s.canConcatenate(group) {
+		var err error
+		if ref, err = s.concatSegments(id, group, meta); err != nil {
 			return 0, err
 		}
-		ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
+		s.stats.concatenated.Add(1)
+	} else {
+		src, err := newMergeSource(group, cutoff)
+		if err != nil {
+			return 0, err
+		}
+		if src.rows() > 0 { // otherwise every row expired: the inputs just go
+			if ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel); err != nil {
+				return 0, err
+			}
+		}
 	}
-	if err != nil {
-		return 0, err
-	}
+	s.replaceSegments(group, ref)
+	s.stats.compactions.Add(1)
+	return len(group), nil
+}
+
+// replaceSegments publishes ref (nil: nothing) in place of the segments of
+// group, in one step for queries. The replaced files are deleted when the
+// last snapshot holding them lets go; a restart before that deletes them
+// too, since ref's metadata names them.
+func (s *Shard) replaceSegments(group []*segRef, ref *segRef) {
+	var gone []*segRef // an input quarantined meanwhile has left already
 	s.mu.Lock()
-	s.segs = slices.DeleteFunc(s.segs, func(x *segRef) bool { return slices.Contains(group, x) })
-	s.segs = append(s.segs, ref)
-	s.sortSegs()
+	s.segs = slices.DeleteFunc(s.segs, func(x *segRef) bool {
+		if slices.Contains(group, x) {
+			gone = append(gone, x)
+			return true
+		}
+		return false
+	})
+	if ref != nil {
+		s.segs = append(s.segs, ref)
+		s.sortSegs()
+	}
 	s.mu.Unlock()
-	for _, g := range group {
+	for _, g := range gone {
 		g.removed.Store(true)
 		g.release() // the list's reference
 	}
-	s.stats.compactions.Add(1)
-	return len(group), nil
 }
 
 // pickCompaction returns the first run of at least CompactionMinInputs
@@ -119,39 +156,6 @@ func (s *Shard) pickCompaction() []*segRef {
 	return nil
 }
 
-// ApplyRetention drops whole segments whose newest event is older than the
-// shard's retention, and returns how many it dropped.
-func (s *Shard) ApplyRetention() (int, error) {
-	if s.opts.ReadOnly {
-		return 0, ErrReadOnly
-	}
-	days := s.retentionDays.Load()
-	if days <= 0 {
-		return 0, nil
-	}
-	cutoff := s.opts.Now().Add(-time.Duration(days) * 24 * time.Hour).UnixMicro()
-	s.mu.Lock()
-	var drop []*segRef
-	s.segs = slices.DeleteFunc(s.segs, func(sg *segRef) bool {
-		_, maxT := sg.r.TimeRange()
-		if maxT < cutoff {
-			drop = append(drop, sg)
-			return true
-		}
-		return false
-	})
-	s.mu.Unlock()
-	for _, sg := range drop {
-		sg.removed.Store(true)
-		sg.release()
-	}
-	if len(drop) > 0 {
-		s.stats.segmentsPurged.Add(int64(len(drop)))
-		return len(drop), s.opts.FS.SyncDir(s.segDir)
-	}
-	return 0, nil
-}
-
 // canConcatenate reports whether a group can be compacted by copying its
 // blocks: they are not so small that re-cutting them would pay. Segments
 // whose times overlap (late events) concatenate too: each block stays
@@ -168,17 +172,13 @@ func (s *Shard) canConcatenate(group []*segRef) bool {
 // concatSegments compacts time-ordered segments by copying their blocks
 // (recompressing those written by flushes at the compaction level) and
 // merging their indexes, without decoding any column.
-func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (ref *segRef, err error) {
+func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (*segRef, error) {
 	cols, colIn := unionColumns(group)
 	out, err := s.createSegment(id, cols, s.opts.CompactZstdLevel)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			out.abort()
-		}
-	}()
+	defer out.abortUnlessCommitted()
 	w := out.w
 	text := s.textIndexPaths()
 	var inputs []index.MergeInput

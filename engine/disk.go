@@ -120,6 +120,11 @@ func (e *Engine) CheckDisk() error {
 	e.disk.full.Store(false)
 	if e.disk.conds.clear(ConditionDiskFull) {
 		e.opts.Logger.Info("disk space is back: sources accept events again", "data_dir", e.dir)
+		// Flushes that failed for lack of space go now, not when their
+		// backoff ends: their heads hold memory that ingest needs.
+		for _, s := range e.Shards() {
+			s.retrySoon(taskFlush)
+		}
 	}
 	return nil
 }

@@ -42,6 +42,7 @@ type logState struct {
 	lagSize     int64
 	dirtySince  time.Time
 	maxLag      time.Duration
+	loggedLag   time.Duration // the largest lag logged so far
 	syncsTotal  int64
 	syncsFailed int64
 }
@@ -214,7 +215,15 @@ func (s *Shard) syncLogOnce() (err error) {
 	s.log.lagMu.Lock()
 	defer s.log.lagMu.Unlock()
 	s.log.syncsTotal++
-	s.log.maxLag = max(s.log.maxLag, end.Sub(since))
+	lag := end.Sub(since)
+	s.log.maxLag = max(s.log.maxLag, lag)
+	if lag > 2*s.opts.BufferedSyncInterval && lag > 2*s.log.loggedLag {
+		// Each new doubling once: the loss window a power failure would
+		// have had, for the operator who chose buffered acks.
+		s.log.loggedLag = lag
+		s.opts.Logger.Warn("buffered-mode fsync lag: acknowledged events waited this long to be durable", "shard", s.id,
+			"lag", lag, "fsync", end.Sub(start), "interval", s.opts.BufferedSyncInterval)
+	}
 	if s.log.lagFile == w {
 		if s.log.lagSize == size {
 			s.log.dirtySince = time.Time{}

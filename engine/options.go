@@ -21,7 +21,8 @@ const (
 	// AckBuffered returns once the batch is written to the log (the OS page
 	// cache); a background fsync runs every BufferedSyncInterval. A process
 	// crash (kill -9) loses nothing; a power failure or kernel crash can
-	// lose the batches acknowledged in the last BufferedSyncInterval.
+	// lose the batches acknowledged in the last BufferedSyncInterval plus
+	// the time of up to two fsyncs (see Options.BufferedSyncInterval).
 	AckBuffered
 )
 
@@ -54,7 +55,12 @@ type Options struct {
 	Now func() time.Time
 
 	// AckMode (default AckSync) and, for AckBuffered, how often the log is
-	// fsynced (default 100ms).
+	// fsynced (default 100ms). In buffered mode an acknowledged batch is
+	// durable at most BufferedSyncInterval plus two fsyncs after it was
+	// written (the fsync under way then, and the one that covers it):
+	// writes and fsyncs never wait for each other, and a sync starts an
+	// interval after the previous one started, at once if that one took
+	// longer. ShardInfo.LogSync.MaxLag records the longest wait seen.
 	AckMode              AckMode
 	BufferedSyncInterval time.Duration
 

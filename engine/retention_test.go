@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"maps"
+	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,5 +198,49 @@ func TestCompactionDropsExpiredRows(t *testing.T) {
 	if c := countScan(t, s); c != 0 {
 		t.Fatalf("%d events visible, all expired", c)
 	}
+	checkClean(t, e)
+}
+
+// TestRetentionRewriteFailureKeepsSegment fails retention's rewrite (no
+// space for the new segment): the straddling segment stays as it was, no
+// temporary file is left, queries still hide the expired rows, and the
+// next run rewrites it.
+func TestRetentionRewriteFailureKeepsSegment(t *testing.T) {
+	fs := newFaultFS()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	opts := testOptions(fs)
+	opts.Now = func() time.Time { return now }
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	s.SetRetentionDays(1)
+	want := mixedAges(t, s, now, 0, 200)
+	s.Flush()
+	before := segmentIDs(s)
+	fs.set(func(op, path string) error {
+		if op == "write" && isSegmentTemp(path) {
+			return &vfsError{op, path, syscall.ENOSPC}
+		}
+		return nil
+	})
+	if n, err := s.ApplyRetention(); err == nil || n != 0 {
+		t.Fatalf("retention without space: %d, %v", n, err)
+	}
+	if got := segmentIDs(s); !slices.Equal(got, before) {
+		t.Fatalf("segments %v after a failed rewrite, were %v", got, before)
+	}
+	assertNoTempFiles(t, fs, shardID)
+	assertEvents(t, s, want)
+	if st := taskStatsOf(s, "retention"); st.Failures != 1 || st.Consecutive != 1 {
+		t.Fatalf("retention stats: %+v", st)
+	}
+	fs.set(nil)
+	if n, err := s.ApplyRetention(); err != nil || n != 1 {
+		t.Fatalf("retry rewrote %d: %v", n, err)
+	}
+	if _, failing := hasCondition(s, ConditionBackgroundFailing); failing {
+		t.Fatal("condition not cleared by the successful retry")
+	}
+	assertEvents(t, s, want)
 	checkClean(t, e)
 }

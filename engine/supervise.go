@@ -140,6 +140,21 @@ func (s *Shard) taskDue(t backgroundTask) bool {
 	return st.consecutive == 0 || !time.Now().Before(st.retryAt)
 }
 
+// retrySoon ends task t's backoff: its next attempt may run at once
+// (the cause of its failures is gone). The flusher is woken for it.
+func (s *Shard) retrySoon(t backgroundTask) {
+	st := &s.tasks[t]
+	st.mu.Lock()
+	st.retryAt = time.Time{}
+	st.mu.Unlock()
+	if t == taskFlush {
+		select {
+		case s.flushKick <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // taskRetryIn returns how long until task t's retry, or false when it is
 // not failing.
 func (s *Shard) taskRetryIn(t backgroundTask) (time.Duration, bool) {

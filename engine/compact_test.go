@@ -215,3 +215,39 @@ func TestMergeReadsOnlyTheRowsItUses(t *testing.T) {
 		}
 	}
 }
+
+// TestSteadyIngestOfSpreadTimestamps is issue 11's first shape under one
+// configuration: small heads (as a small memory limit makes them) whose
+// events spread over the last hour, compacted as they come. Concatenated
+// segments then have blocks that overlap in time, and a later merge takes
+// them with newer flushes.
+func TestSteadyIngestOfSpreadTimestamps(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.BlockRows = 2048
+	opts.SegmentMaxRows = 65536
+	opts.CompactionMinInputs = 4
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	rng := rand.New(rand.NewPCG(11, 4))
+	want := map[string]event.Event{}
+	merges := 0
+	for round := 0; round < 24; round++ {
+		n := 300 + rng.IntN(200)
+		maps.Copy(want, appendOverlapping(t, s, rng, 1_700_000_000_000_000, round*1000, n))
+		concat := s.stats.concatenated.Load()
+		k, err := s.Compact()
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if k > 0 && s.stats.concatenated.Load() == concat {
+			merges++
+		}
+	}
+	if s.stats.concatenated.Load() == 0 || merges == 0 {
+		t.Fatalf("%d concatenations, %d merges: the shape needs both", s.stats.concatenated.Load(), merges)
+	}
+	assertEvents(t, s, want)
+	checkClean(t, e)
+}

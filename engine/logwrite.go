@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,7 +119,7 @@ func (s *Shard) resumeLog() error {
 		return fmt.Errorf("shard %s: %w", s.id, s.eng.noteNoSpace("cutting the write-ahead log", err))
 	}
 	next := s.walSeq + 1
-	w, err := createWAL(s.opts.FS, s.walDir, next)
+	w, err := s.createLog(next)
 	if err != nil {
 		return fmt.Errorf("shard %s: %w", s.id, s.eng.noteNoSpace("creating a write-ahead log file", err))
 	}
@@ -127,6 +128,22 @@ func (s *Shard) resumeLog() error {
 	s.log.cut = false
 	s.opts.Logger.Info("write-ahead log resumed in a new file after the disk was full", "shard", s.id, "file", walName(next))
 	return nil
+}
+
+// createLog creates log file seq. One that could not be created whole is
+// removed again: writing goes on in the current file, which must stay the
+// newest, the only one whose torn tail replay may cut.
+func (s *Shard) createLog(seq uint64) (*walWriter, error) {
+	w, err := createWAL(s.opts.FS, s.walDir, seq)
+	if err != nil {
+		path := filepath.Join(s.walDir, walName(seq))
+		if s.opts.FS.Exists(path) {
+			if rerr := s.opts.FS.Remove(path); rerr == nil {
+				s.opts.FS.SyncDir(s.walDir)
+			}
+		}
+	}
+	return w, err
 }
 
 // swapLog makes w (sequence seq) the log file written to and closes the

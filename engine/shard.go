@@ -779,7 +779,7 @@ func (s *Shard) rotate(now time.Time, full bool) error {
 		s.fail(fmt.Errorf("shard %s: write-ahead log sync: %w", s.id, err))
 		return err
 	}
-	w, err := createWAL(s.opts.FS, s.walDir, next)
+	w, err := s.createLog(next)
 	if err != nil {
 		return s.eng.noteNoSpace("creating a write-ahead log file", err)
 	}

@@ -89,6 +89,16 @@ func (e *Engine) freeBytes() (int64, bool) {
 	return u.Free, true
 }
 
+// freeBytesUnderFloor returns the free bytes and true when they are below
+// Options.MinFreeDiskBytes (never without a floor).
+func (e *Engine) freeBytesUnderFloor() (int64, bool) {
+	if e.opts.MinFreeDiskBytes <= 0 {
+		return 0, false
+	}
+	free, ok := e.freeBytes()
+	return free, ok && free < e.opts.MinFreeDiskBytes
+}
+
 // CheckDisk checks the data directory's free space against
 // Options.MinFreeDiskBytes, refusing ingest below it, and while ingest is
 // refused for lack of space it writes and fsyncs a probe file: when that
@@ -100,7 +110,7 @@ func (e *Engine) CheckDisk() error {
 	if e.opts.ReadOnly {
 		return nil
 	}
-	if free, ok := e.freeBytes(); ok && e.opts.MinFreeDiskBytes > 0 && free < e.opts.MinFreeDiskBytes {
+	if free, ok := e.freeBytesUnderFloor(); ok {
 		e.setDiskFull(fmt.Sprintf("free disk space (%s) is below the floor of %s (MinFreeDiskBytes, --min-free-disk)",
 			formatBytes(free), formatBytes(e.opts.MinFreeDiskBytes)))
 		e.disk.probeFailures.Add(1)

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -209,7 +210,7 @@ func (s *Shard) syncer() {
 func (s *Shard) syncLogOnce() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &PanicError{Task: taskNames[taskWALSync], Value: r}
+			err = &PanicError{Task: taskNames[taskWALSync], Value: r, Stack: debug.Stack()}
 			s.recordTask(taskWALSync, err)
 		}
 	}()

@@ -111,6 +111,15 @@ func (s *Shard) recordTask(t backgroundTask, err error) {
 	st.lastErr = s.relativePaths(err.Error())
 	n := st.consecutive
 	st.mu.Unlock()
+	if t >= taskWALSync {
+		// Not retried: the caller stops the shard's ingest (Shard.fail),
+		// which logs and raises ConditionWALFailed.
+		if panicked {
+			s.opts.Logger.Error("write path panicked; recovered", "shard", s.id, "task", taskNames[t],
+				"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+		}
+		return
+	}
 	if panicked {
 		s.opts.Logger.Error("background task panicked; recovered, the source's files are unchanged", "shard", s.id, "task", taskNames[t],
 			"panic", fmt.Sprint(pe.Value), "failures_in_a_row", n, "retry_in", delay, "stack", string(pe.Stack))

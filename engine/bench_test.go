@@ -24,6 +24,7 @@ import (
 	"github.com/sediment/sediment/bench/gen"
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/sql/scan"
 )
 
@@ -308,4 +309,54 @@ func BenchmarkScanFilter(b *testing.B) {
 func benchCompactLevel() int {
 	n, _ := strconv.Atoi(os.Getenv("SEDIMENT_BENCH_COMPACT_LEVEL"))
 	return n
+}
+
+// BenchmarkCompactMerge merges 8 segments of 16,384 edge events that
+// overlap in time, written with 1024-row blocks and merged row by row
+// into 65,536-row blocks (the path issue 11's crash was on). One op is
+// one event merged.
+func BenchmarkCompactMerge(b *testing.B) {
+	const segs, perSeg = 8, 16384
+	evs, raw := edgeEvents(b, segs*perSeg, 3)
+	base := vfs.NewMemFS()
+	e, err := Open("/data", &Options{FS: base, DisableBackground: true, AckMode: AckBuffered, BlockRows: 1024,
+		HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := e.Shard("bench")
+	for k := 0; k < segs; k++ {
+		// Every eighth event to segment k: all segments span the same time.
+		var part []event.Event
+		for i := k; i < len(evs); i += segs {
+			part = append(part, evs[i])
+		}
+		if err := s.Append(context.Background(), part); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(raw / int64(len(evs)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(evs) {
+		b.StopTimer()
+		e, err := Open("/data", &Options{FS: base.CrashClone(), DisableBackground: true, CompactionMinInputs: segs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, _ := e.Shard("bench")
+		b.StartTimer()
+		if n, err := s.Compact(); err != nil || n != segs {
+			b.Fatalf("merged %d: %v", n, err)
+		}
+		b.StopTimer()
+		e.Close()
+		b.StartTimer()
+	}
 }

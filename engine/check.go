@@ -217,7 +217,18 @@ type ShardInfo struct {
 	// DroppedFields counts values not stored since the shard opened: past
 	// Options.MaxColumns, or under a path too long for a segment.
 	DroppedFields int64
-	Warnings      []string
+	// Retention since the shard opened: segments deleted whole, segments
+	// rewritten without their expired rows, and the rows so dropped.
+	SegmentsPurged    int64
+	SegmentsRewritten int64
+	RowsExpired       int64
+	// Background counts each background task's failures and panics since
+	// the shard opened, and says which are failing now.
+	Background []TaskStats
+	// LogSync describes buffered mode's periodic fsyncs (zero in sync
+	// mode, where every acknowledged batch was fsynced first).
+	LogSync  LogSyncStats
+	Warnings []string
 }
 
 // Info describes the shard as it is now.
@@ -228,7 +239,9 @@ func (s *Shard) Info() ShardInfo {
 	warnings := append([]string(nil), s.readOnlyWarnings...)
 	s.mu.RUnlock()
 	in := ShardInfo{ID: s.id, Quarantined: s.stats.quarantined.Load(), WALBytesCut: s.stats.walBytesCut.Load(),
-		DroppedFields: s.stats.droppedFields.Load(), Warnings: warnings}
+		DroppedFields: s.stats.droppedFields.Load(), Warnings: warnings,
+		SegmentsPurged: s.stats.segmentsPurged.Load(), SegmentsRewritten: s.stats.segmentsRewritten.Load(),
+		RowsExpired: s.stats.rowsExpired.Load(), Background: s.taskStats(), LogSync: s.logSyncStats()}
 	first := true
 	note := func(lo, hi int64) {
 		if first || lo < in.MinTime {

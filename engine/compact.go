@@ -1,25 +1,34 @@
 package engine
 
 import (
-	"container/heap"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/sediment/sediment/index"
-	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
 )
 
 // Compact merges runs of small segments (under a quarter of SegmentMaxRows)
 // that are adjacent in time into one segment of at most SegmentMaxRows, and
-// returns how many segments it merged. Queries keep reading the inputs
-// until the merged segment is published; the inputs' files go when the
-// last query using them ends.
+// returns how many segments it merged. Rows older than the retention
+// cutoff are left out of the merged segment. Queries keep reading the
+// inputs until the merged segment is published; the inputs' files go when
+// the last query using them ends. A failure (or a panic, recovered) leaves
+// the inputs as they were and is retried by the background loop with
+// backoff (see supervised).
 func (s *Shard) Compact() (int, error) {
 	if s.opts.ReadOnly {
 		return 0, ErrReadOnly
 	}
+	var n int
+	err := s.supervised(taskCompaction, func() (err error) {
+		n, err = s.compact()
+		return err
+	})
+	return n, err
+}
+
+func (s *Shard) compact() (int, error) {
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
 	group := s.pickCompaction()
@@ -34,43 +43,69 @@ func (s *Shard) Compact() (int, error) {
 			g.release()
 		}
 	}()
+	if err := s.eng.roomToRewrite(group, "compaction"); err != nil {
+		return 0, err
+	}
+	cutoff := s.retentionCutoff()
 	meta := segMeta{created: s.opts.Now().UnixMicro()}
+	expired := false
 	for _, g := range group {
 		meta.walLast = max(meta.walLast, g.meta.walLast)
 		meta.replaces = append(meta.replaces, g.id)
+		if minT, _ := g.r.TimeRange(); minT < cutoff {
+			expired = true
+		}
 	}
 	s.mu.Lock()
 	id := s.nextSeg
 	s.nextSeg++
 	s.mu.Unlock()
 	var ref *segRef
-	var err error
-	if s.canConcatenate(group) {
-		ref, err = s.concatSegments(id, group, meta)
-		if err == nil {
-			s.stats.concatenated.Add(1)
-		}
-	} else {
-		var src *mergeSource
-		if src, err = newMergeSource(group); err != nil {
+	if !expired && s.canConcatenate(group) {
+		var err error
+		if ref, err = s.concatSegments(id, group, meta); err != nil {
 			return 0, err
 		}
-		ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
+		s.stats.concatenated.Add(1)
+	} else {
+		src, err := newMergeSource(group, cutoff)
+		if err != nil {
+			return 0, err
+		}
+		if src.rows() > 0 { // otherwise every row expired: the inputs just go
+			if ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel); err != nil {
+				return 0, err
+			}
+		}
 	}
-	if err != nil {
-		return 0, err
-	}
+	s.replaceSegments(group, ref)
+	s.stats.compactions.Add(1)
+	return len(group), nil
+}
+
+// replaceSegments publishes ref (nil: nothing) in place of the segments of
+// group, in one step for queries. The replaced files are deleted when the
+// last snapshot holding them lets go; a restart before that deletes them
+// too, since ref's metadata names them.
+func (s *Shard) replaceSegments(group []*segRef, ref *segRef) {
+	var gone []*segRef // an input quarantined meanwhile has left already
 	s.mu.Lock()
-	s.segs = slices.DeleteFunc(s.segs, func(x *segRef) bool { return slices.Contains(group, x) })
-	s.segs = append(s.segs, ref)
-	s.sortSegs()
+	s.segs = slices.DeleteFunc(s.segs, func(x *segRef) bool {
+		if slices.Contains(group, x) {
+			gone = append(gone, x)
+			return true
+		}
+		return false
+	})
+	if ref != nil {
+		s.segs = append(s.segs, ref)
+		s.sortSegs()
+	}
 	s.mu.Unlock()
-	for _, g := range group {
+	for _, g := range gone {
 		g.removed.Store(true)
 		g.release() // the list's reference
 	}
-	s.stats.compactions.Add(1)
-	return len(group), nil
 }
 
 // pickCompaction returns the first run of at least CompactionMinInputs
@@ -121,311 +156,6 @@ func (s *Shard) pickCompaction() []*segRef {
 	return nil
 }
 
-// mergeSource presents the rows of several segments merged by timestamp
-// (ties keep input order), with the union of their columns. Each block of
-// each input is a sorted run to merge: a segment's blocks may overlap.
-type mergeSource struct {
-	// lo, hi: each input's row span in the block [spanFrom, spanTo).
-	spanFrom, spanTo int
-	lo, hi           []int
-
-	inputs []*segment.Reader
-	cols   []segment.ColumnDesc
-	colIn  [][]int // [output column][input] → input column index or -1
-	order  []mergeRow
-	tmp    vec.Vector
-}
-
-type mergeRow struct {
-	in  uint32
-	row uint32
-}
-
-func newMergeSource(group []*segRef) (*mergeSource, error) {
-	ms := &mergeSource{}
-	for _, g := range group {
-		ms.inputs = append(ms.inputs, g.r)
-	}
-	ms.cols, ms.colIn = unionColumns(group)
-	// Merge order from each input's timestamps.
-	tsIdx := slices.IndexFunc(ms.cols, func(c segment.ColumnDesc) bool {
-		return c.Path == "timestamp" && c.Type == segment.TypeTimestamp
-	})
-	cursors := make(mergeHeap, 0, len(ms.inputs))
-	for i, r := range ms.inputs {
-		for b := 0; b < r.NumBlocks(); b++ {
-			bi := r.Block(b)
-			if err := r.ReadColumnOnce(b, ms.colIn[tsIdx][i], 0, bi.Rows, &ms.tmp); err != nil {
-				return nil, err
-			}
-			ts := slices.Clone(ms.tmp.Ints[:bi.Rows])
-			cursors = append(cursors, &mergeCursor{in: i, first: bi.FirstRow, ts: ts})
-		}
-	}
-	heap.Init(&cursors)
-	for len(cursors) > 0 {
-		c := cursors[0]
-		ms.order = append(ms.order, mergeRow{in: uint32(c.in), row: uint32(c.first + c.pos)})
-		c.pos++
-		if c.pos == len(c.ts) {
-			heap.Pop(&cursors)
-		} else {
-			heap.Fix(&cursors, 0)
-		}
-	}
-	return ms, nil
-}
-
-type mergeCursor struct {
-	in    int
-	first int // the block's first row in its segment
-	ts    []int64
-	pos   int
-}
-
-type mergeHeap []*mergeCursor
-
-func (h mergeHeap) Len() int { return len(h) }
-func (h mergeHeap) Less(i, j int) bool {
-	a, b := h[i].ts[h[i].pos], h[j].ts[h[j].pos]
-	if a != b {
-		return a < b
-	}
-	if h[i].in != h[j].in {
-		return h[i].in < h[j].in
-	}
-	return h[i].first < h[j].first
-}
-func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mergeCursor)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-func (ms *mergeSource) columns() []segment.ColumnDesc { return ms.cols }
-func (ms *mergeSource) rows() int                     { return len(ms.order) }
-
-// fill gathers rows [from, to) of the merged order. Each input's rows in
-// the range are read as one span from the smallest to the largest row
-// used (contiguous when the input's blocks follow each other in time).
-func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error) {
-	n := to - from
-	if ms.spanFrom != from || ms.spanTo != to || ms.lo == nil {
-		// Each input's rows in the range: computed once per block.
-		ms.spanFrom, ms.spanTo = from, to
-		ms.lo = make([]int, len(ms.inputs))
-		ms.hi = make([]int, len(ms.inputs))
-		for i := range ms.lo {
-			ms.lo[i], ms.hi[i] = -1, -1
-		}
-		for _, o := range ms.order[from:to] {
-			if ms.lo[o.in] < 0 {
-				ms.lo[o.in] = int(o.row)
-			}
-			ms.hi[o.in] = int(o.row) + 1
-		}
-	}
-	lo, hi := ms.lo, ms.hi
-	parts := make([]gathered, len(ms.inputs))
-	c := ms.cols[ci]
-	{
-		any := false
-		for i, r := range ms.inputs {
-			parts[i] = gathered{}
-			col := ms.colIn[ci][i]
-			if col < 0 || lo[i] < 0 {
-				continue
-			}
-			if err := ms.gather(r, col, c.Type, lo[i], hi[i], &parts[i]); err != nil {
-				return false, err
-			}
-			any = any || parts[i].any
-		}
-		if !any {
-			return false, nil
-		}
-		resetColumnData(d, c.Type, n)
-		// When every input holds the column dictionary-encoded, merge the
-		// dictionaries (once per distinct entry) and pass codes on.
-		var remap [][]int32
-		var mcode map[string]uint32
-		if c.Type == segment.TypeString {
-			allDict := true
-			for i := range parts {
-				if parts[i].nulls != nil && parts[i].any && parts[i].dict == nil {
-					allDict = false
-				}
-			}
-			if allDict {
-				remap = make([][]int32, len(parts))
-				mcode = map[string]uint32{}
-				d.Strs = d.Strs[:0]
-				d.Codes = growSlice(d.Codes, n)
-			}
-		}
-		for r, o := range ms.order[from:to] {
-			p := &parts[o.in]
-			k := int(o.row) - lo[o.in]
-			if p.nulls == nil || p.nulls[k] {
-				if d.Nulls == nil {
-					d.Nulls = vec.NewBitset(n)
-				}
-				d.Nulls.Set(r)
-				continue
-			}
-			switch c.Type {
-			case segment.TypeBool:
-				d.Bools[r] = p.bools[k]
-			case segment.TypeInt64, segment.TypeTimestamp:
-				d.Ints[r] = p.ints[k]
-			case segment.TypeFloat64:
-				d.Floats[r] = p.floats[k]
-			case segment.TypeString, segment.TypeArray:
-				if remap == nil {
-					d.Strs[r] = p.str(k)
-					break
-				}
-				rm := remap[o.in]
-				if rm == nil {
-					rm = make([]int32, len(p.dict))
-					for i := range rm {
-						rm[i] = -1
-					}
-					remap[o.in] = rm
-				}
-				pc := p.codes[k]
-				if rm[pc] < 0 {
-					s := p.dict[pc]
-					mc, ok := mcode[s]
-					if !ok {
-						mc = uint32(len(d.Dict))
-						mcode[s] = mc
-						d.Dict = append(d.Dict, s)
-					}
-					rm[pc] = int32(mc)
-				}
-				d.Codes[r] = uint32(rm[pc])
-			}
-		}
-		if remap != nil && d.Dict == nil {
-			d.Dict = []string{}
-		}
-		return true, nil
-	}
-}
-
-// gathered holds one input's values of one column over a row range.
-type gathered struct {
-	nulls  []bool // nil: column absent (all NULL)
-	any    bool
-	bools  []bool
-	ints   []int64
-	floats []float64
-	strs   []string
-	// Dictionary-encoded strings, when every block read was: codes into
-	// dict (the blocks' dictionaries concatenated).
-	codes []uint32
-	dict  []string
-}
-
-func (g *gathered) str(k int) string {
-	if g.dict != nil {
-		return g.dict[g.codes[k]]
-	}
-	return g.strs[k]
-}
-
-func (ms *mergeSource) gather(r *segment.Reader, col int, t segment.ColType, lo, hi int, g *gathered) error {
-	g.nulls = make([]bool, 0, hi-lo)
-	dictOnly := t == segment.TypeString
-	for b := 0; b < r.NumBlocks(); b++ {
-		bi := r.Block(b)
-		a, z := max(lo, bi.FirstRow), min(hi, bi.FirstRow+bi.Rows)
-		if a >= z {
-			continue
-		}
-		if err := r.ReadColumnOnce(b, col, a-bi.FirstRow, z-bi.FirstRow, &ms.tmp); err != nil {
-			return err
-		}
-		v := &ms.tmp
-		if dictOnly && v.Dict != nil && len(g.strs) == 0 {
-			base := uint32(len(g.dict))
-			g.dict = append(g.dict, v.Dict...)
-			for i := 0; i < z-a; i++ {
-				null := v.IsNull(i)
-				g.nulls = append(g.nulls, null)
-				g.any = g.any || !null
-				g.codes = append(g.codes, base+v.Codes[i])
-			}
-			continue
-		}
-		if dictOnly && len(g.codes) > 0 {
-			// A plain block after dictionary ones: fall back to strings.
-			for _, c := range g.codes {
-				g.strs = append(g.strs, g.dict[c])
-			}
-			g.codes, g.dict = nil, nil
-		}
-		dictOnly = false
-		for i := 0; i < z-a; i++ {
-			null := v.IsNull(i)
-			g.nulls = append(g.nulls, null)
-			g.any = g.any || !null
-			switch t {
-			case segment.TypeBool, segment.TypeObject:
-				g.bools = append(g.bools, !null && v.Bools[i])
-			case segment.TypeInt64, segment.TypeTimestamp:
-				g.ints = append(g.ints, v.Ints[i])
-			case segment.TypeFloat64:
-				g.floats = append(g.floats, v.Floats[i])
-			default:
-				if null {
-					g.strs = append(g.strs, "")
-				} else {
-					g.strs = append(g.strs, v.StringAt(i))
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// ApplyRetention drops whole segments whose newest event is older than the
-// shard's retention, and returns how many it dropped.
-func (s *Shard) ApplyRetention() (int, error) {
-	if s.opts.ReadOnly {
-		return 0, ErrReadOnly
-	}
-	days := s.retentionDays.Load()
-	if days <= 0 {
-		return 0, nil
-	}
-	cutoff := s.opts.Now().Add(-time.Duration(days) * 24 * time.Hour).UnixMicro()
-	s.mu.Lock()
-	var drop []*segRef
-	s.segs = slices.DeleteFunc(s.segs, func(sg *segRef) bool {
-		_, maxT := sg.r.TimeRange()
-		if maxT < cutoff {
-			drop = append(drop, sg)
-			return true
-		}
-		return false
-	})
-	s.mu.Unlock()
-	for _, sg := range drop {
-		sg.removed.Store(true)
-		sg.release()
-	}
-	if len(drop) > 0 {
-		s.stats.segmentsPurged.Add(int64(len(drop)))
-		return len(drop), s.opts.FS.SyncDir(s.segDir)
-	}
-	return 0, nil
-}
-
 // canConcatenate reports whether a group can be compacted by copying its
 // blocks: they are not so small that re-cutting them would pay. Segments
 // whose times overlap (late events) concatenate too: each block stays
@@ -442,17 +172,13 @@ func (s *Shard) canConcatenate(group []*segRef) bool {
 // concatSegments compacts time-ordered segments by copying their blocks
 // (recompressing those written by flushes at the compaction level) and
 // merging their indexes, without decoding any column.
-func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (ref *segRef, err error) {
+func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (*segRef, error) {
 	cols, colIn := unionColumns(group)
 	out, err := s.createSegment(id, cols, s.opts.CompactZstdLevel)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			out.abort()
-		}
-	}()
+	defer out.abortUnlessCommitted()
 	w := out.w
 	text := s.textIndexPaths()
 	var inputs []index.MergeInput

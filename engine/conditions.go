@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -110,8 +111,19 @@ func (cs *conditions) refusesIngest() (Condition, bool) {
 }
 
 // Conditions returns what is currently wrong with the shard's storage
-// (nothing for a healthy shard).
-func (s *Shard) Conditions() []Condition { return s.conds.list() }
+// (nothing for a healthy shard), including what is wrong with the whole
+// engine's disk (ConditionDiskFull), which every shard shares.
+func (s *Shard) Conditions() []Condition {
+	out := s.conds.list()
+	if s.eng == nil {
+		return out
+	}
+	if disk := s.eng.disk.conds.list(); len(disk) > 0 {
+		out = append(out, disk...)
+		slices.SortFunc(out, func(a, b Condition) int { return strings.Compare(string(a.Kind), string(b.Kind)) })
+	}
+	return out
+}
 
 // raiseCondition records a condition and logs it at error level the first
 // time it is raised.

@@ -36,6 +36,8 @@ type Engine struct {
 	// flushSlots bounds flushes running at once across shards: each holds
 	// a block of decoded columns and an index builder in memory.
 	flushSlots chan struct{}
+	// disk tracks whether the data directory's file system has room.
+	disk diskGuard
 }
 
 // headMemory is the bytes held by heads, engine-wide.
@@ -91,8 +93,9 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		e.shards[n] = s
 	}
 	if !o.DisableBackground {
-		e.wg.Add(1)
+		e.wg.Add(2)
 		go e.maintenance()
+		go e.diskMonitor()
 	}
 	return e, nil
 }
@@ -130,7 +133,7 @@ func (e *Engine) Shard(id string) (*Shard, error) {
 	}
 	s, err := openShard(e, id, filepath.Join(e.dir, "sources", id))
 	if err != nil {
-		return nil, err
+		return nil, e.noteNoSpace("creating the source's directory", err)
 	}
 	e.shards[id] = s
 	return s, nil
@@ -197,9 +200,15 @@ func (e *Engine) closeShards(flush bool) error {
 	return errors.Join(errs...)
 }
 
-// maintenance runs compaction and retention on every shard.
+// maintenance runs compaction and retention on every shard. Failures are
+// logged, counted and retried with backoff by the shards' supervision; a
+// shard whose task is backing off is skipped until its retry is due.
 func (e *Engine) maintenance() {
 	defer e.wg.Done()
+	runLoop(e.opts, "maintenance", e.stop, e.maintenanceLoop)
+}
+
+func (e *Engine) maintenanceLoop() {
 	ct := time.NewTicker(e.opts.CompactionInterval)
 	rt := time.NewTicker(e.opts.RetentionInterval)
 	defer ct.Stop()
@@ -210,14 +219,14 @@ func (e *Engine) maintenance() {
 			return
 		case <-ct.C:
 			for _, s := range e.Shards() {
-				if _, err := s.Compact(); err != nil {
-					e.opts.Logger.Error("compaction failed", "shard", s.id, "err", err)
+				if s.taskDue(taskCompaction) {
+					s.Compact()
 				}
 			}
 		case <-rt.C:
 			for _, s := range e.Shards() {
-				if _, err := s.ApplyRetention(); err != nil {
-					e.opts.Logger.Error("retention failed", "shard", s.id, "err", err)
+				if s.taskDue(taskRetention) {
+					s.ApplyRetention()
 				}
 			}
 		}

@@ -146,17 +146,13 @@ func columnVector(t segment.ColType, d *segment.ColumnData, n int) *vec.Vector {
 
 // writeSegment writes src as segment id (temp file, fsync, rename, fsync
 // directory), with its index and meta, and opens it.
-func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel int) (ref *segRef, err error) {
+func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel int) (*segRef, error) {
 	cols := src.columns()
 	out, err := s.createSegment(id, cols, zstdLevel)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			out.abort()
-		}
-	}()
+	defer out.abortUnlessCommitted()
 	w := out.w
 	ib := index.NewBuilder(&index.BuilderOptions{MaxValueTerms: s.opts.IndexMaxValueTerms})
 	text := s.textIndexPaths()
@@ -215,6 +211,7 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 	}
 	var dir []byte
 	if !ib.Empty() {
+		var err error
 		if dir, err = ib.Write(w); err != nil {
 			return nil, err
 		}

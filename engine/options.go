@@ -21,7 +21,8 @@ const (
 	// AckBuffered returns once the batch is written to the log (the OS page
 	// cache); a background fsync runs every BufferedSyncInterval. A process
 	// crash (kill -9) loses nothing; a power failure or kernel crash can
-	// lose the batches acknowledged in the last BufferedSyncInterval.
+	// lose the batches acknowledged in the last BufferedSyncInterval plus
+	// the time of up to two fsyncs (see Options.BufferedSyncInterval).
 	AckBuffered
 )
 
@@ -54,7 +55,12 @@ type Options struct {
 	Now func() time.Time
 
 	// AckMode (default AckSync) and, for AckBuffered, how often the log is
-	// fsynced (default 100ms).
+	// fsynced (default 100ms). In buffered mode an acknowledged batch is
+	// durable at most BufferedSyncInterval plus two fsyncs after it was
+	// written (the fsync under way then, and the one that covers it):
+	// writes and fsyncs never wait for each other, and a sync starts an
+	// interval after the previous one started, at once if that one took
+	// longer. ShardInfo.LogSync.MaxLag records the longest wait seen.
 	AckMode              AckMode
 	BufferedSyncInterval time.Duration
 
@@ -138,6 +144,22 @@ type Options struct {
 	// DisableBackground turns off the flush, compaction and retention
 	// goroutines; tests then call Flush, Compact and ApplyRetention.
 	DisableBackground bool
+
+	// MinFreeDiskBytes is the free space of the data directory's file
+	// system below which ingest is refused (ErrDiskFull) before the disk
+	// is actually full, leaving room to write out what was acknowledged
+	// (default 0: no floor; `sediment serve` sets 256 MiB). Compaction and
+	// retention do not start a rewrite that would go below it. Free space
+	// is checked every DiskCheckInterval (default 1s), which is also how
+	// soon a full disk is probed again, backing off to 16 times that.
+	MinFreeDiskBytes  int64
+	DiskCheckInterval time.Duration
+
+	// A failed or panicking background task (flush, compaction, retention)
+	// is retried after BackgroundRetryMin (default 1s), doubling after
+	// each failure in a row up to BackgroundRetryMax (default 1 minute).
+	BackgroundRetryMin time.Duration
+	BackgroundRetryMax time.Duration
 }
 
 func (o *Options) withDefaults() (*Options, error) {
@@ -196,6 +218,11 @@ func (o *Options) withDefaults() (*Options, error) {
 	def(&out.CompactionMinInputs, 4)
 	defDur(&out.RetentionInterval, time.Minute)
 	def(&out.IndexMaxValueTerms, 64)
+	defDur(&out.DiskCheckInterval, time.Second)
+	out.MinFreeDiskBytes = max(out.MinFreeDiskBytes, 0)
+	defDur(&out.BackgroundRetryMin, time.Second)
+	defDur(&out.BackgroundRetryMax, time.Minute)
+	out.BackgroundRetryMax = max(out.BackgroundRetryMax, out.BackgroundRetryMin)
 	if out.TextIndexPaths == nil {
 		out.TextIndexPaths = []string{"event_message"}
 	}

@@ -28,6 +28,13 @@ type shardScan struct {
 }
 
 func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan, error) {
+	if sn.cutoff > req.TimeMin {
+		// Retention by event time: older events are gone for queries,
+		// whether or not their segment has been rewritten yet.
+		r := *req
+		r.TimeMin = sn.cutoff
+		req = &r
+	}
 	sc := &shardScan{sn: sn, req: req}
 	for _, p := range withoutImpliedNotNull(req.Filters) {
 		cp, err := compilePred(p)

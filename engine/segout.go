@@ -11,13 +11,18 @@ import (
 
 // segmentOut is a segment being written by a flush or a compaction: a
 // temporary file next to where it will live, renamed into place and opened
-// only once it is complete and synced.
+// only once it is complete and synced. Until commit succeeds nothing of it
+// is published: abortUnlessCommitted (deferred by every writer, so that it
+// runs on errors and panics alike) removes the temporary file, and the
+// final one if the rename happened but a later step failed.
 type segmentOut struct {
 	s          *Shard
 	id         uint64
 	tmp, final string
 	f          vfs.File
 	w          *segment.Writer
+	// renamed: the file is at final; committed: commit returned it opened.
+	renamed, committed bool
 }
 
 // createSegment starts segment id with the given columns.
@@ -36,10 +41,31 @@ func (s *Shard) createSegment(id uint64, cols []segment.ColumnDesc, zstdLevel in
 	return o, nil
 }
 
-// abort closes and removes the temporary file.
+// abort closes and removes the file being written. A file already
+// renamed into place is removed too: a restart would otherwise load it
+// next to the rows the retried flush or compaction writes again.
 func (o *segmentOut) abort() {
-	o.f.Close()
-	o.s.opts.FS.Remove(o.tmp)
+	fs := o.s.opts.FS
+	o.f.Close() // may be closed already; the error says nothing new
+	if err := fs.Remove(o.tmp); err != nil && fs.Exists(o.tmp) {
+		o.s.opts.Logger.Warn("remove temporary segment", "shard", o.s.id, "segment", o.id, "err", err)
+	}
+	if o.renamed && fs.Exists(o.final) {
+		err := fs.Remove(o.final)
+		if err == nil {
+			err = fs.SyncDir(o.s.segDir)
+		}
+		if err != nil {
+			o.s.opts.Logger.Error("remove unpublished segment", "shard", o.s.id, "segment", o.id, "err", err)
+		}
+	}
+}
+
+// abortUnlessCommitted aborts a segment that commit did not return.
+func (o *segmentOut) abortUnlessCommitted() {
+	if !o.committed {
+		o.abort()
+	}
 }
 
 // commit adds the index (nil: none) and the metadata, finishes and syncs
@@ -66,17 +92,20 @@ func (o *segmentOut) commit(indexDir []byte, meta segMeta) (*segRef, error) {
 	if err := fs.Rename(o.tmp, o.final); err != nil {
 		return nil, err
 	}
+	o.renamed = true
 	if err := fs.SyncDir(s.segDir); err != nil {
 		return nil, err
 	}
 	ref, err := s.openSegment(o.id, o.final)
 	if err != nil {
 		s.quarantine(o.id, o.final, err)
+		o.renamed = false // moved aside
 		if errors.Is(err, segment.ErrCorrupt) {
 			return nil, fmt.Errorf("segment %d just written does not read back: %w", o.id, err)
 		}
 		return nil, err
 	}
+	o.committed = true
 	return ref, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/index"
+	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/segment"
 )
 
@@ -78,6 +80,10 @@ type Shard struct {
 	retentionDays atomic.Int64
 
 	stats shardCounters
+	// tasks supervises the background work (see supervised).
+	tasks [numTasks]taskState
+	// log is the state of the log file being written (see writeLog).
+	log logState
 	// conds is what is currently wrong with the shard (see Conditions).
 	conds conditions
 
@@ -90,10 +96,14 @@ type shardCounters struct {
 	flushes        atomic.Int64
 	compactions    atomic.Int64
 	concatenated   atomic.Int64 // compactions done by copying blocks
-	segmentsPurged atomic.Int64
-	quarantined    atomic.Int64
-	walBytesCut    atomic.Int64
-	droppedFields  atomic.Int64 // values not stored: past MaxColumns or too deep
+	segmentsPurged atomic.Int64 // deleted whole by retention
+	// Segments retention rewrote without their expired rows, and the rows
+	// it dropped so.
+	segmentsRewritten atomic.Int64
+	rowsExpired       atomic.Int64
+	quarantined       atomic.Int64
+	walBytesCut       atomic.Int64
+	droppedFields     atomic.Int64 // values not stored: past MaxColumns or too deep
 }
 
 type appendReq struct {
@@ -329,10 +339,19 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 		e.mem.total.Add(b)
 	}
 	w, err := createWAL(opts.FS, s.walDir, next)
-	if err != nil {
+	switch {
+	case err == nil:
+		s.swapLog(w, next)
+	case vfs.IsNoSpace(err):
+		// Start anyway, serving what is stored: the first write after
+		// space is back creates the file (see resumeLog).
+		e.noteNoSpace("creating a write-ahead log file", err)
+		s.walSeq = next - 1
+		s.log.broken.Store(true)
+		s.log.cut = true
+	default:
 		return nil, err
 	}
-	s.wal, s.walSeq = w, next
 	s.wg.Add(1)
 	go s.committer()
 	if opts.AckMode == AckBuffered {
@@ -558,6 +577,9 @@ func (s *Shard) Append(ctx context.Context, events []event.Event) error {
 	if failed != nil {
 		return failed
 	}
+	if err := s.eng.diskFullErr(); err != nil {
+		return fmt.Errorf("shard %s: %w", s.id, err)
+	}
 	if backlog >= s.opts.MaxFrozenHeads || s.eng.mem.total.Load() > 2*s.opts.HeadMemoryBudget {
 		return ErrBackpressure
 	}
@@ -607,7 +629,7 @@ func (s *Shard) committer() {
 				group = append(group, <-s.reqs)
 			}
 			if len(group) > 0 {
-				s.commit(group, &buf, &scratch)
+				s.commitGuarded(group, &buf, &scratch)
 			}
 			return
 		}
@@ -622,8 +644,31 @@ func (s *Shard) committer() {
 				break drain
 			}
 		}
-		s.commit(group, &buf, &scratch)
+		s.commitGuarded(group, &buf, &scratch)
 	}
+}
+
+// commitGuarded runs commit, recovering a panic: the group is answered
+// with an error and the shard refuses events from then on, since its log
+// and head may no longer agree. The process and the other sources go on.
+func (s *Shard) commitGuarded(group []*appendReq, bufp, scratchp *[]byte) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		perr := &PanicError{Task: taskNames[taskCommit], Value: r, Stack: debug.Stack()}
+		s.recordTask(taskCommit, perr)
+		err := fmt.Errorf("shard %s: internal error committing events: %w", s.id, perr)
+		s.failWith(err, "committing events panicked (see the log for the stack); the source refuses events until the server restarts")
+		for _, req := range group {
+			select {
+			case req.done <- err:
+			default: // already answered
+			}
+		}
+	}()
+	s.commit(group, bufp, scratchp)
 }
 
 func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
@@ -634,24 +679,13 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 		rotate = rotate || r.rotate
 	}
 	*bufp = buf
-	var err error
 	if len(buf) > 0 {
-		s.walMu.Lock()
-		err = s.wal.write(buf)
-		if err == nil && s.opts.AckMode == AckSync {
-			err = s.wal.f.Sync()
+		if err := s.writeLog(buf); err != nil {
+			for _, r := range group {
+				r.done <- err
+			}
+			return
 		}
-		s.walMu.Unlock()
-	}
-	if err != nil {
-		// The log is in an unknown state: fail this group and refuse more
-		// writes rather than acknowledge anything not durable.
-		err = fmt.Errorf("shard %s: write-ahead log: %w", s.id, err)
-		s.fail(err)
-		for _, r := range group {
-			r.done <- err
-		}
-		return
 	}
 	now := s.opts.Now()
 	s.mu.RLock()
@@ -729,25 +763,27 @@ func (s *Shard) rotate(now time.Time, full bool) error {
 		// that only replay's torn-tail rule ever applies to it.
 		return failed
 	}
+	if s.log.broken.Load() {
+		// The head goes on in the file the next write creates.
+		if err := s.eng.diskFullErr(); err != nil {
+			return err
+		}
+		if err := s.resumeLog(); err != nil {
+			return err
+		}
+	}
 	next := s.walSeq + 1
 	// The frozen head's log becomes durable (buffered mode) before the next
 	// file exists: only the newest log file may ever hold a torn tail.
-	s.walMu.Lock()
-	err := s.wal.f.Sync()
-	s.walMu.Unlock()
-	if err != nil {
+	if err := s.wal.f.Sync(); err != nil {
 		s.fail(fmt.Errorf("shard %s: write-ahead log sync: %w", s.id, err))
 		return err
 	}
-	w, err := createWAL(s.opts.FS, s.walDir, next)
+	w, err := s.createLog(next)
 	if err != nil {
-		return err
+		return s.eng.noteNoSpace("creating a write-ahead log file", err)
 	}
-	s.walMu.Lock()
-	old := s.wal
-	s.wal, s.walSeq = w, next
-	s.walMu.Unlock()
-	err = old.close()
+	err = s.swapLog(w, next)
 	s.mu.Lock()
 	h := s.head
 	h.mu.Lock()
@@ -774,43 +810,29 @@ func (s *Shard) rotate(now time.Time, full bool) error {
 // fail stops the shard accepting events after a log write or sync failed:
 // the log is in an unknown state, and nothing more may be acknowledged.
 func (s *Shard) fail(err error) {
+	s.failWith(err, "the write-ahead log could not be written or synced; the source refuses events until the server restarts")
+}
+
+// failWith is fail with the condition's detail for operators.
+func (s *Shard) failWith(err error, detail string) {
 	s.opts.Logger.Error("write-ahead log failed; shard stops accepting events", "shard", s.id, "err", err)
 	s.mu.Lock()
 	if s.failed == nil {
 		s.failed = err
 	}
 	s.mu.Unlock()
-	s.raiseCondition(Condition{Kind: ConditionWALFailed, RefusesIngest: true,
-		Detail: "the write-ahead log could not be written or synced; the source refuses events until the server restarts"})
+	s.raiseCondition(Condition{Kind: ConditionWALFailed, RefusesIngest: true, Detail: detail})
 }
 
-// syncer fsyncs the log periodically in buffered mode.
-func (s *Shard) syncer() {
-	defer s.wg.Done()
-	t := time.NewTicker(s.opts.BufferedSyncInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			s.walMu.Lock()
-			err := s.wal.f.Sync()
-			s.walMu.Unlock()
-			if err != nil {
-				// Events acknowledged since the last sync may not be on
-				// disk: stop acknowledging more until an operator looks.
-				s.fail(fmt.Errorf("shard %s: write-ahead log sync: %w", s.id, err))
-				return
-			}
-		case <-s.stopping:
-			return
-		}
-	}
-}
-
-// flusher writes frozen heads to segments, and freezes heads that got old.
+// flusher writes frozen heads to segments, and freezes heads that got
+// old. A failed flush is retried when its backoff ends.
 func (s *Shard) flusher() {
 	defer s.wg.Done()
-	t := time.NewTicker(time.Second)
+	runLoop(s.opts, "flusher "+s.id, s.stopping, s.flushLoop)
+}
+
+func (s *Shard) flushLoop() {
+	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	for {
 		select {
@@ -830,9 +852,21 @@ func (s *Shard) flusher() {
 		case <-s.stopping:
 			return
 		}
-		if err := s.flushFrozen(); err != nil {
-			s.opts.Logger.Error("flush failed", "shard", s.id, "err", err)
+		if s.taskDue(taskFlush) {
+			s.supervised(taskFlush, s.flushFrozen)
 		}
+		// Wake at the next second, or sooner for a retry.
+		next := time.Second
+		if d, failing := s.taskRetryIn(taskFlush); failing {
+			next = min(next, max(d, time.Millisecond))
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(next)
 	}
 }
 
@@ -851,18 +885,20 @@ func (s *Shard) Flush() error {
 	if s.opts.ReadOnly {
 		return ErrReadOnly
 	}
-	s.mu.RLock()
-	h := s.head
-	s.mu.RUnlock()
-	h.mu.RLock()
-	rows := h.rows
-	h.mu.RUnlock()
-	if rows > 0 {
-		if err := s.requestRotate(); err != nil {
-			return err
+	return s.supervised(taskFlush, func() error {
+		s.mu.RLock()
+		h := s.head
+		s.mu.RUnlock()
+		h.mu.RLock()
+		rows := h.rows
+		h.mu.RUnlock()
+		if rows > 0 {
+			if err := s.requestRotate(); err != nil {
+				return err
+			}
 		}
-	}
-	return s.flushFrozen()
+		return s.flushFrozen()
+	})
 }
 
 // flushFrozen writes the frozen heads, oldest first.
@@ -894,13 +930,11 @@ func (s *Shard) flushHead(h *head) error {
 	meta := segMeta{walLast: h.walLast, created: s.opts.Now().UnixMicro()}
 	var ref *segRef
 	if v.rows > 0 {
-		s.eng.flushSlots <- struct{}{}
-		src := newHeadSource(v)
 		var err error
-		ref, err = s.writeSegment(id, src, meta, s.opts.ZstdLevel)
-		<-s.eng.flushSlots
+		ref, err = s.writeFlushSegment(id, v, meta)
 		if err != nil {
-			return err
+			// The head stays frozen and in the log; the flush is retried.
+			return s.eng.noteNoSpace("writing a segment", err)
 		}
 	}
 	s.mu.Lock()
@@ -923,6 +957,14 @@ func (s *Shard) flushHead(h *head) error {
 		}
 	}
 	return s.opts.FS.SyncDir(s.walDir)
+}
+
+// writeFlushSegment writes a frozen head's rows as segment id, holding
+// one of the engine's flush slots (released however the write ends).
+func (s *Shard) writeFlushSegment(id uint64, v *headView, meta segMeta) (*segRef, error) {
+	s.eng.flushSlots <- struct{}{}
+	defer func() { <-s.eng.flushSlots }()
+	return s.writeSegment(id, newHeadSource(v), meta, s.opts.ZstdLevel)
 }
 
 // close stops the goroutines; with flush it first writes the head out.
@@ -951,6 +993,12 @@ func (s *Shard) close(flush bool) error {
 	s.wg.Wait()
 	s.closeSubs()
 	s.walMu.Lock()
+	if s.wal != nil && s.log.broken.Load() {
+		// Cut the partial write now rather than at the next start.
+		if cerr := s.cutLog(); cerr != nil {
+			s.opts.Logger.Warn("write-ahead log: cutting the partial write at close failed; the next start cuts it", "shard", s.id, "err", cerr)
+		}
+	}
 	if s.wal != nil {
 		if serr := s.wal.f.Sync(); err == nil && serr != nil {
 			err = serr

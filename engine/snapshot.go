@@ -12,11 +12,16 @@ import (
 // heads at one moment. Segments it holds are not deleted until it is
 // released. A flush publishes its segment and drops its frozen head in one
 // step, so every event is in exactly one part of a snapshot.
+//
+// Events older than the shard's retention cutoff when the snapshot was
+// taken are not part of it, even while they are still stored (a segment
+// or head that also holds newer events): scans start at the cutoff.
 type Snapshot struct {
-	shard *Shard
-	segs  []*segRef
-	heads []*headView
-	once  sync.Once
+	shard  *Shard
+	segs   []*segRef
+	heads  []*headView
+	cutoff int64 // oldest event time seen (noCutoff: all)
+	once   sync.Once
 	snapshotState
 }
 
@@ -24,7 +29,7 @@ type Snapshot struct {
 func (s *Shard) Snapshot() *Snapshot {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	sn := &Snapshot{shard: s, segs: make([]*segRef, len(s.segs))}
+	sn := &Snapshot{shard: s, segs: make([]*segRef, len(s.segs)), cutoff: s.retentionCutoff()}
 	copy(sn.segs, s.segs)
 	for _, sg := range sn.segs {
 		sg.acquire()
@@ -45,7 +50,9 @@ func (sn *Snapshot) Release() {
 	})
 }
 
-// Rows returns the number of events in the snapshot.
+// Rows returns the number of events stored in the snapshot's parts,
+// counting expired events not yet removed (a cheap upper bound; a scan
+// counts exactly).
 func (sn *Snapshot) Rows() int {
 	n := 0
 	for _, sg := range sn.segs {
@@ -86,11 +93,26 @@ func headColumns(hv *headView) []colRef {
 // order, then the heads in arrival order. The event is valid only during
 // the call.
 func (sn *Snapshot) ForEachEvent(fn func(e *event.Event) error) error {
+	if sn.cutoff != noCutoff {
+		all := fn
+		fn = func(e *event.Event) error {
+			if e.Timestamp < sn.cutoff {
+				return nil
+			}
+			return all(e)
+		}
+	}
 	for _, sg := range sn.segs {
+		if _, maxT := sg.r.TimeRange(); maxT < sn.cutoff {
+			continue
+		}
 		cols := segColumns(sg)
 		vecs := make([]vec.Vector, len(cols))
 		for b := 0; b < sg.r.NumBlocks(); b++ {
 			bi := sg.r.Block(b)
+			if bi.MaxTime < sn.cutoff {
+				continue
+			}
 			for i, c := range cols {
 				if err := sg.r.ReadColumn(b, c.idx, 0, bi.Rows, &vecs[i]); err != nil {
 					return err

@@ -72,12 +72,17 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 }
 
 // appendFailed answers an engine error: 429 with retry-after when the
-// shard pushes back, 503 when shutting down, 500 otherwise.
+// shard pushes back, 507 with retry-after while the disk is full (or below
+// its free-space floor; the engine logs that once and /ready shows it),
+// 503 when shutting down, 500 otherwise.
 func (s *Server) appendFailed(ctx *fasthttp.RequestCtx, src *catalog.Source, err error) {
 	switch {
 	case errors.Is(err, engine.ErrBackpressure):
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "3")
 		sendStatic(ctx, fasthttp.StatusTooManyRequests, bodyBufferFull)
+	case errors.Is(err, engine.ErrDiskFull):
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, diskFullRetryAfter)
+		sendStatic(ctx, fasthttp.StatusInsufficientStorage, bodyDiskFull)
 	case errors.Is(err, engine.ErrClosed):
 		sendStatic(ctx, fasthttp.StatusServiceUnavailable, bodyUnavailable)
 	default:

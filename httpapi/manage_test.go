@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/sediment/sediment/engine"
 )
 
 func decodeJSON[T any](t *testing.T, s string) T {
@@ -19,7 +21,9 @@ func decodeJSON[T any](t *testing.T, s string) T {
 }
 
 func TestSourcesAPI(t *testing.T) {
-	ts := startServer(t, serverConfig{noSupabase: true, opts: Options{Now: serverNow}})
+	// The engine shares the server's clock: a source's retention hides
+	// events by their time on the engine's clock.
+	ts := startServer(t, serverConfig{noSupabase: true, opts: Options{Now: serverNow}, engine: engine.Options{Now: serverNow}})
 	auth := withKey(privKey, jsonCT...)
 
 	// Only the private token may manage.

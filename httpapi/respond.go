@@ -20,7 +20,12 @@ var (
 	bodyNoRunner     = []byte(`{"error":"Query execution is not available on this server"}`)
 	bodyUnavailable  = []byte(`{"error":"Service Unavailable"}`)
 	bodyInternal     = []byte(`{"error":"Internal Server Error"}`)
+	bodyDiskFull     = []byte(`{"error":"Insufficient Storage: the server's disk is full (or below its free-space floor, --min-free-disk), so events are not stored; retry later"}`)
 )
+
+// diskFullRetryAfter is the Retry-After of a 507: the engine probes a full
+// disk every few seconds, and space comes back by an operator's hand.
+const diskFullRetryAfter = "30"
 
 // sendStatic answers with a fixed JSON body.
 func sendStatic(ctx *fasthttp.RequestCtx, status int, body []byte) {

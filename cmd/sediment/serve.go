@@ -58,7 +58,18 @@ type serveConfig struct {
 	ZstdFlush, ZstdCompact            int
 	// Syslog is the syslog listener, off by default.
 	Syslog syslogConfig
+	// MinFreeDisk is the free space of the data directory's file system
+	// below which ingest answers 507 (--min-free-disk); 0 turns it off.
+	MinFreeDisk int64
 }
+
+// defaultMinFreeDisk is --min-free-disk's default: room, once ingest is
+// refused, to write out what was acknowledged (the heads, at most twice
+// their budget, a quarter of the default memory limit, and far smaller
+// compressed) and for a compaction to finish; small beside today's disks.
+// A fixed size, not a share: a percentage reserves gigabytes on a large
+// disk and too little on a small one.
+const defaultMinFreeDisk = 256 << 20
 
 // parseServeConfig reads flags (which win) and the environment.
 func parseServeConfig(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -90,7 +101,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	}
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to listen on (default :4000, or :$PHX_HTTP_PORT)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory")
-	ack := fs.String("ack-mode", "sync", "when ingest is acknowledged: sync (after fsync) or buffered (after write; a power loss can lose the last 100ms)")
+	ack := fs.String("ack-mode", "sync", "when ingest is acknowledged: sync (after fsync) or buffered (after write; a power loss can lose the last 100ms plus up to two fsyncs)")
 	supabase := fs.Bool("supabase", false, "Supabase mode: seed Supabase's sources and endpoints (as LOGFLARE_SUPABASE_MODE=true)")
 	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (default info, or $LOGFLARE_LOG_LEVEL)")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving this long with /ready at 503 before closing the listener")
@@ -101,6 +112,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	pageBytes := fs.String("page-bytes", "", "target size of a segment page before compression (default 1MiB)")
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
 	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
+	minFree := fs.String("min-free-disk", fmt.Sprintf("%dMiB", defaultMinFreeDisk>>20), "free space of the data directory's file system below which ingest is refused (507 with Retry-After) until space is freed; 0 turns it off")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "start even if a write-ahead log is damaged mid-file, dropping the records after the damage (run `sediment fsck` first)")
 	cfg.Syslog.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +128,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	cfg.Supabase = cfg.Supabase || *supabase
 	if cfg.MemoryLimit, err = parseBytes(*memLimit); err != nil {
 		return cfg, fmt.Errorf("--memory-limit: %w", err)
+	}
+	if cfg.MinFreeDisk, err = parseBytes(*minFree); err != nil {
+		return cfg, fmt.Errorf("--min-free-disk: %w", err)
 	}
 	if *pageBytes != "" {
 		n, err := parseBytes(*pageBytes)
@@ -275,6 +290,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	memoryOptions(cfg.MemoryLimit, engOpts)
 	engOpts.BlockRows, engOpts.PageBytes, engOpts.SegmentMaxRows = cfg.BlockRows, cfg.PageBytes, cfg.SegmentRows
 	engOpts.ZstdLevel, engOpts.CompactZstdLevel = cfg.ZstdFlush, cfg.ZstdCompact
+	engOpts.MinFreeDiskBytes = cfg.MinFreeDisk
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
 	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +55,11 @@ func TestParseServeConfig(t *testing.T) {
 		{name: "storage settings", args: []string{"--block-rows", "16384", "--page-bytes", "256KiB", "--segment-rows", "1000000", "--zstd", "2/4"},
 			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit,
 				BlockRows: 16384, PageBytes: 256 << 10, SegmentRows: 1000000, ZstdFlush: 2, ZstdCompact: 4}},
+		{name: "free disk floor", args: []string{"--min-free-disk", "1GiB"},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit, MinFreeDisk: 1 << 30}},
+		{name: "free disk floor off", args: []string{"--min-free-disk", "0"},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
+		{name: "bad free disk floor", args: []string{"--min-free-disk", "-5MiB"}, err: true},
 		{name: "bad zstd", args: []string{"--zstd", "9"}, err: true},
 		{name: "two zstd pairs", args: []string{"--zstd", "1/3,1/4"}, err: true},
 		{name: "bad page bytes", args: []string{"--page-bytes", "big"}, err: true},
@@ -74,6 +80,9 @@ func TestParseServeConfig(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !slices.Contains(tc.args, "--min-free-disk") {
+				tc.want.MinFreeDisk = defaultMinFreeDisk
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v\nwant %+v", got, tc.want)

@@ -99,6 +99,8 @@ func (e *ErrorFS) SyncDir(dir string) error {
 
 func (e *ErrorFS) Exists(name string) bool { return e.FS.Exists(name) }
 
+func (e *ErrorFS) DiskUsage(dir string) (DiskUsage, error) { return e.FS.DiskUsage(dir) }
+
 type errorFile struct {
 	File
 	fs *ErrorFS

@@ -8,16 +8,34 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 )
 
 // MemFS is an in-memory FS with crash semantics: file contents become
 // durable at File.Sync, directory entries (creations, renames, removals)
 // at SyncDir of their directory. CrashClone returns what a machine would
 // find after losing power: only durable state.
+//
+// SetCapacity makes it a small disk: a write past the capacity writes
+// what fits and fails with ENOSPC, as a full file system does.
 type MemFS struct {
 	mu   sync.Mutex
 	dirs map[string]*memDir
+	// capacity (0: unlimited) bounds used, the bytes of the files that
+	// have a name (a removed file's bytes are freed at once).
+	capacity atomic.Int64
+	used     atomic.Int64
 }
+
+// memUnlimited is the size DiskUsage reports for a MemFS without capacity.
+const memUnlimited = 1 << 50
+
+var (
+	_ FS = (*MemFS)(nil)
+	_ FS = (*ErrorFS)(nil)
+	_ FS = osFS{}
+)
 
 type memDir struct {
 	live    map[string]*memNode // current entries
@@ -28,6 +46,65 @@ type memNode struct {
 	mu     sync.Mutex
 	data   []byte
 	synced []byte
+	fs     *MemFS
+	// links counts the directory entries naming the node; only named
+	// nodes count against the capacity.
+	links atomic.Int32
+}
+
+// link and unlink account a node's bytes when it gains or loses a name.
+// Callers hold MemFS.mu.
+func (m *MemFS) link(n *memNode) {
+	if n.links.Add(1) == 1 {
+		n.mu.Lock()
+		m.used.Add(int64(len(n.data)))
+		n.mu.Unlock()
+	}
+}
+
+func (m *MemFS) unlink(n *memNode) {
+	if n == nil {
+		return
+	}
+	if n.links.Add(-1) == 0 {
+		n.mu.Lock()
+		m.used.Add(-int64(len(n.data)))
+		n.mu.Unlock()
+	}
+}
+
+// SetCapacity bounds the bytes of the files (0: unlimited). Lowering it
+// below what is stored makes every growing write fail until files are
+// removed.
+func (m *MemFS) SetCapacity(bytes int64) { m.capacity.Store(bytes) }
+
+// DiskUsage reports the capacity and what is left of it.
+func (m *MemFS) DiskUsage(string) (DiskUsage, error) {
+	total := m.capacity.Load()
+	if total <= 0 {
+		total = memUnlimited
+	}
+	return DiskUsage{Total: total, Free: max(0, total-m.used.Load())}, nil
+}
+
+// room returns how many of want more bytes node n may take.
+func (m *MemFS) room(n *memNode, want int64) int64 {
+	c := m.capacity.Load()
+	if c <= 0 || n.links.Load() == 0 || want <= 0 {
+		return want
+	}
+	return max(0, min(want, c-m.used.Load()))
+}
+
+// grow accounts delta more (or fewer) bytes of node n.
+func (m *MemFS) grow(n *memNode, delta int64) {
+	if n.links.Load() > 0 {
+		m.used.Add(delta)
+	}
+}
+
+func noSpace(op, name string) error {
+	return &fs.PathError{Op: op, Path: name, Err: syscall.ENOSPC}
 }
 
 // NewMemFS returns an empty in-memory file system.
@@ -63,8 +140,10 @@ func (m *MemFS) Create(name string) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &memNode{}
+	n := &memNode{fs: m}
+	m.unlink(md.live[base])
 	md.live[base] = n
+	m.link(n)
 	return &memFile{node: n, writable: true, name: name}, nil
 }
 
@@ -92,7 +171,8 @@ func (m *MemFS) Remove(name string) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := md.live[base]; !ok {
+	n, ok := md.live[base]
+	if !ok {
 		if _, isDir := m.dirs[clean(name)]; isDir {
 			delete(m.dirs, clean(name))
 			return nil
@@ -100,6 +180,7 @@ func (m *MemFS) Remove(name string) error {
 		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
 	}
 	delete(md.live, base)
+	m.unlink(n)
 	return nil
 }
 
@@ -117,6 +198,9 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	nd, nb, err := m.lookup(newname)
 	if err != nil {
 		return err
+	}
+	if old := nd.live[nb]; old != n {
+		m.unlink(old)
 	}
 	delete(od.live, ob)
 	nd.live[nb] = n
@@ -196,15 +280,17 @@ func (m *MemFS) CrashClone() *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := NewMemFS()
+	out.capacity.Store(m.capacity.Load())
 	for d, md := range m.dirs {
 		nd := out.dir(d, true)
 		for name, n := range md.durable {
 			n.mu.Lock()
 			data := append([]byte(nil), n.synced...)
 			n.mu.Unlock()
-			c := &memNode{data: data, synced: append([]byte(nil), data...)}
+			c := &memNode{data: data, synced: append([]byte(nil), data...), fs: out}
 			nd.live[name] = c
 			nd.durable[name] = c
+			out.link(c)
 		}
 	}
 	return out
@@ -257,15 +343,28 @@ func (f *memFile) Write(p []byte) (int, error) {
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
+	var err error
+	if grow := f.pos + int64(len(p)) - int64(len(f.node.data)); grow > 0 {
+		if ok := f.node.fs.room(f.node, grow); ok < grow {
+			p = p[:int64(len(p))-(grow-ok)] // what fits is written
+			err = noSpace("write", f.name)
+		}
+	}
 	end := f.pos + int64(len(p))
-	if end > int64(len(f.node.data)) {
+	if grow := end - int64(len(f.node.data)); grow > 0 {
+		f.node.fs.grow(f.node, grow)
+	}
+	switch {
+	case end > int64(cap(f.node.data)):
 		nd := make([]byte, end, max(end, int64(cap(f.node.data))*2))
 		copy(nd, f.node.data)
 		f.node.data = nd
+	case end > int64(len(f.node.data)):
+		f.node.data = f.node.data[:end]
 	}
 	copy(f.node.data[f.pos:], p)
 	f.pos = end
-	return len(p), nil
+	return len(p), err
 }
 
 func (f *memFile) Sync() error {
@@ -290,6 +389,11 @@ func (f *memFile) Truncate(size int64) error {
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
+	delta := size - int64(len(f.node.data))
+	if delta > 0 && f.node.fs.room(f.node, delta) < delta {
+		return noSpace("truncate", f.name)
+	}
+	f.node.fs.grow(f.node, delta)
 	if size <= int64(len(f.node.data)) {
 		f.node.data = f.node.data[:size]
 	} else {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 )
 
 // File is an open file.
@@ -45,6 +46,25 @@ type FS interface {
 	SyncDir(dir string) error
 	// Exists reports whether name exists.
 	Exists(name string) bool
+	// DiskUsage reports the size of the file system holding dir and the
+	// bytes still free for this process; errors.ErrUnsupported where the
+	// platform cannot tell.
+	DiskUsage(dir string) (DiskUsage, error)
+}
+
+// DiskUsage is the size and free space of a file system, in bytes.
+type DiskUsage struct {
+	Total int64
+	// Free is what an unprivileged process may still write (the blocks
+	// reserved for root are not counted).
+	Free int64
+}
+
+// IsNoSpace reports whether err says the file system is full or the
+// user's quota is used up (ENOSPC, EDQUOT): a condition that passes when
+// space is freed, unlike other I/O errors.
+func IsNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // OS is the real file system.

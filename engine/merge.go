@@ -1,0 +1,361 @@
+package engine
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/segment"
+)
+
+// noCutoff keeps every row of a merge.
+const noCutoff = math.MinInt64
+
+// mergeSource presents the rows of several segments merged by timestamp,
+// with the union of their columns, leaving out rows older than a cutoff
+// (retention; noCutoff keeps all).
+//
+// The unit of the merge is a run: one block of one input, whose rows are
+// sorted by time. The runs of one segment may overlap in time (compaction
+// concatenates segments that overlap, and a segment written with other
+// block sizes is cut elsewhere), so nothing assumes that an input's rows
+// are used in row order: each output block gathers, for every run it
+// takes rows from, exactly the rows it takes. Memory is the merge order
+// of one output block, one column of one output block, and the
+// timestamps of the runs being merged (a run's are loaded when the merge
+// reaches it and dropped when it is used up).
+//
+// Rows are produced block by block: fillColumn must be asked for
+// [0, n), then [n, 2n), ..., each for any columns in any order (as
+// writeSegment does).
+type mergeSource struct {
+	inputs []*segment.Reader
+	cols   []segment.ColumnDesc
+	colIn  [][]int // [output column][input] → input column index or -1
+	tsIn   []int   // per input: its timestamp column
+	total  int
+	runs   []mergeRun
+	heap   runHeap
+
+	// The output block being filled: rows [from, to), where each row
+	// comes from (order), and per run the rows it gives (pieces), whose
+	// output positions are consecutive slices of pos.
+	from, to int
+	order    []runRow
+	pieces   []runPiece
+	pos      []int32
+	tmp      vec.Vector
+	remap    []int32
+
+	// rowsRead counts the values decoded by the last fillColumn calls,
+	// for tests of the merge's memory bound.
+	rowsRead int
+}
+
+// mergeRun is one block of one input.
+type mergeRun struct {
+	in, b   int
+	start   int   // first row kept (rows before it are older than the cutoff)
+	minTime int64 // a lower bound of the run's timestamps, until loaded
+	ts      []int64
+	pos     int // next row of the run to merge
+	loaded  bool
+	// The run's piece in the current output block (valid when pieceOf
+	// equals the block's first row + 1).
+	piece, pieceOf int
+}
+
+type runRow struct{ run, row uint32 }
+
+// runPiece is the rows [lo, hi) of a run that go into the output block,
+// at output positions pos[at:at+hi-lo] (ascending).
+type runPiece struct {
+	run    int
+	lo, hi int
+	at     int
+}
+
+// newMergeSource prepares the merge of group, dropping rows older than
+// cutoff. Blocks entirely older than cutoff are skipped without being
+// read; blocks that straddle it have their timestamps read once to count
+// what is kept.
+func newMergeSource(group []*segRef, cutoff int64) (*mergeSource, error) {
+	ms := &mergeSource{}
+	for _, g := range group {
+		ms.inputs = append(ms.inputs, g.r)
+		ms.tsIn = append(ms.tsIn, g.r.Column("timestamp", segment.TypeTimestamp))
+	}
+	ms.cols, ms.colIn = unionColumns(group)
+	for i, r := range ms.inputs {
+		if ms.tsIn[i] < 0 {
+			return nil, fmt.Errorf("merge: segment %d has no timestamp column", group[i].id)
+		}
+		for b := 0; b < r.NumBlocks(); b++ {
+			bi := r.Block(b)
+			if bi.Rows == 0 || bi.MaxTime < cutoff {
+				continue
+			}
+			run := mergeRun{in: i, b: b, minTime: bi.MinTime}
+			if bi.MinTime < cutoff {
+				if err := r.ReadColumnOnce(b, ms.tsIn[i], 0, bi.Rows, &ms.tmp); err != nil {
+					return nil, err
+				}
+				ts := ms.tmp.Ints[:bi.Rows]
+				run.start = sort.Search(len(ts), func(k int) bool { return ts[k] >= cutoff })
+				run.minTime = cutoff
+			}
+			run.pos = run.start
+			if run.start == bi.Rows {
+				continue
+			}
+			ms.total += bi.Rows - run.start
+			ms.runs = append(ms.runs, run)
+		}
+	}
+	ms.heap = runHeap{runs: ms.runs, idx: make([]int, len(ms.runs))}
+	for i := range ms.heap.idx {
+		ms.heap.idx[i] = i
+	}
+	heap.Init(&ms.heap)
+	return ms, nil
+}
+
+func (ms *mergeSource) columns() []segment.ColumnDesc { return ms.cols }
+func (ms *mergeSource) rows() int                     { return ms.total }
+
+// errMergeOrder reports a caller that asked for rows out of sequence.
+var errMergeOrder = errors.New("merge: rows must be asked for block after block")
+
+// advance computes the merge order of output rows [from, to), which must
+// follow the previous block.
+func (ms *mergeSource) advance(from, to int) error {
+	if from != ms.to || to < from || to > ms.total {
+		return errMergeOrder
+	}
+	ms.from, ms.to = from, to
+	ms.order = ms.order[:0]
+	h := &ms.heap
+	for len(ms.order) < to-from {
+		if h.Len() == 0 {
+			return errors.New("merge: inputs ran out before the rows counted")
+		}
+		ri := h.idx[0]
+		run := &ms.runs[ri]
+		if !run.loaded {
+			if err := ms.load(run); err != nil {
+				return err
+			}
+			heap.Fix(h, 0)
+			continue
+		}
+		ms.order = append(ms.order, runRow{run: uint32(ri), row: uint32(run.pos)})
+		run.pos++
+		if run.pos == len(run.ts) {
+			run.ts = nil // used up
+			heap.Pop(h)
+		} else {
+			heap.Fix(h, 0)
+		}
+	}
+	return ms.cutPieces()
+}
+
+// load reads a run's timestamps.
+func (ms *mergeSource) load(run *mergeRun) error {
+	r := ms.inputs[run.in]
+	rows := r.Block(run.b).Rows
+	if err := r.ReadColumnOnce(run.b, ms.tsIn[run.in], 0, rows, &ms.tmp); err != nil {
+		return err
+	}
+	run.ts = slices.Clone(ms.tmp.Ints[:rows])
+	run.loaded = true
+	if !slices.IsSorted(run.ts[run.start:]) {
+		return &segment.CorruptError{Path: r.Path(), Offset: -1, Section: "check", Err: fmt.Errorf("block %d: timestamps out of order", run.b)}
+	}
+	return nil
+}
+
+// cutPieces groups the current block's rows by run. The heap hands out
+// a run's rows one after another, so each run's rows in the block are
+// one range, in output order.
+func (ms *mergeSource) cutPieces() error {
+	ms.pieces = ms.pieces[:0]
+	tag := ms.from + 1
+	for _, o := range ms.order {
+		run := &ms.runs[o.run]
+		if run.pieceOf != tag {
+			run.pieceOf, run.piece = tag, len(ms.pieces)
+			ms.pieces = append(ms.pieces, runPiece{run: int(o.run), lo: int(o.row), hi: int(o.row)})
+		}
+		p := &ms.pieces[run.piece]
+		if int(o.row) != p.hi {
+			return fmt.Errorf("merge: run %d of input %d gives row %d after %d", run.b, run.in, o.row, p.hi)
+		}
+		p.hi++
+	}
+	at := 0
+	for i := range ms.pieces {
+		ms.pieces[i].at = at
+		at += ms.pieces[i].hi - ms.pieces[i].lo
+	}
+	ms.pos = growSlice(ms.pos, len(ms.order))
+	next := make([]int, len(ms.pieces))
+	for i := range ms.pieces {
+		next[i] = ms.pieces[i].at
+	}
+	for r, o := range ms.order {
+		pi := ms.runs[o.run].piece
+		ms.pos[next[pi]] = int32(r)
+		next[pi]++
+	}
+	return nil
+}
+
+// fillColumn gathers column ci over output rows [from, to): for each run
+// the block takes rows from, it decodes exactly those rows and scatters
+// them to their output positions. String columns stay dictionary-coded
+// while every piece read is (the dictionaries are merged once per entry
+// used), and fall back to plain strings otherwise.
+func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error) {
+	if from != ms.from || to != ms.to {
+		if err := ms.advance(from, to); err != nil {
+			return false, err
+		}
+	}
+	n := to - from
+	c := ms.cols[ci]
+	resetColumnData(d, c.Type, n)
+	setNull := func(r int32) {
+		if d.Nulls == nil {
+			d.Nulls = vec.NewBitset(n)
+		}
+		d.Nulls.Set(int(r))
+	}
+	dict := c.Type == segment.TypeString
+	var mcode map[string]uint32
+	if dict {
+		mcode = map[string]uint32{}
+		d.Strs = d.Strs[:0]
+		d.Codes = growSlice(d.Codes, n)
+	}
+	any := false
+	for _, p := range ms.pieces {
+		run := &ms.runs[p.run]
+		pos := ms.pos[p.at : p.at+p.hi-p.lo]
+		col := ms.colIn[ci][run.in]
+		if col < 0 {
+			for _, r := range pos {
+				setNull(r)
+			}
+			continue
+		}
+		v := &ms.tmp
+		if err := ms.inputs[run.in].ReadColumnOnce(run.b, col, p.lo, p.hi, v); err != nil {
+			return false, err
+		}
+		ms.rowsRead += p.hi - p.lo
+		if dict && v.Dict == nil && !allNullRows(v, len(pos)) {
+			// A plain piece: the column goes out as strings.
+			dict = false
+			d.Strs = growSlice(d.Strs, n)
+			if len(d.Dict) > 0 {
+				for r := 0; r < n; r++ {
+					d.Strs[r] = d.Dict[d.Codes[r]]
+				}
+			}
+			d.Codes, d.Dict = d.Codes[:0], nil
+		}
+		if dict {
+			ms.remap = growSlice(ms.remap, len(v.Dict))
+			for i := range ms.remap {
+				ms.remap[i] = -1
+			}
+		}
+		for k, r := range pos {
+			if v.IsNull(k) {
+				setNull(r)
+				continue
+			}
+			any = true
+			switch c.Type {
+			case segment.TypeBool:
+				d.Bools[r] = v.Bools[k]
+			case segment.TypeInt64, segment.TypeTimestamp:
+				d.Ints[r] = v.Ints[k]
+			case segment.TypeFloat64:
+				d.Floats[r] = v.Floats[k]
+			case segment.TypeString, segment.TypeArray:
+				if !dict {
+					d.Strs[r] = v.StringAt(k)
+					break
+				}
+				pc := v.Codes[k]
+				if ms.remap[pc] < 0 {
+					s := v.Dict[pc]
+					mc, ok := mcode[s]
+					if !ok {
+						mc = uint32(len(d.Dict))
+						mcode[s] = mc
+						d.Dict = append(d.Dict, s)
+					}
+					ms.remap[pc] = int32(mc)
+				}
+				d.Codes[r] = uint32(ms.remap[pc])
+			}
+		}
+	}
+	if dict && d.Dict == nil {
+		d.Dict = []string{}
+	}
+	return any, nil
+}
+
+// allNullRows reports whether the first n rows of v are all NULL.
+func allNullRows(v *vec.Vector, n int) bool {
+	for k := 0; k < n; k++ {
+		if !v.IsNull(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// runHeap orders runs by their next timestamp (a lower bound for runs not
+// loaded yet), ties by input then block, so that equal timestamps keep
+// input order.
+type runHeap struct {
+	runs []mergeRun
+	idx  []int
+}
+
+func (h *runHeap) key(i int) int64 {
+	r := &h.runs[h.idx[i]]
+	if r.loaded {
+		return r.ts[r.pos]
+	}
+	return r.minTime
+}
+
+func (h *runHeap) Len() int { return len(h.idx) }
+func (h *runHeap) Less(i, j int) bool {
+	a, b := h.key(i), h.key(j)
+	if a != b {
+		return a < b
+	}
+	ra, rb := &h.runs[h.idx[i]], &h.runs[h.idx[j]]
+	if ra.in != rb.in {
+		return ra.in < rb.in
+	}
+	return ra.b < rb.b
+}
+func (h *runHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
+func (h *runHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
+func (h *runHeap) Pop() any {
+	x := h.idx[len(h.idx)-1]
+	h.idx = h.idx[:len(h.idx)-1]
+	return x
+}

@@ -258,7 +258,15 @@ func (f *memFile) Write(p []byte) (int, error) {
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
 	end := f.pos + int64(len(p))
-	if end > int64(len(f.node.data)) {
+	switch {
+	case end <= int64(len(f.node.data)):
+	case end <= int64(cap(f.node.data)):
+		n := len(f.node.data)
+		f.node.data = f.node.data[:end]
+		clear(f.node.data[n:]) // a gap before pos reads as zeros, as on a disk
+	default:
+		// Grow by doubling; doubling the capacity on every write past the
+		// length instead would grow it exponentially with the writes.
 		nd := make([]byte, end, max(end, int64(cap(f.node.data))*2))
 		copy(nd, f.node.data)
 		f.node.data = nd

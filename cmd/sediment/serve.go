@@ -56,6 +56,10 @@ type serveConfig struct {
 	// segments up to, zstd levels for flushes and for compaction.
 	BlockRows, PageBytes, SegmentRows int
 	ZstdFlush, ZstdCompact            int
+	// MaxEventFields caps the fields of one event (--max-event-fields; 0:
+	// the engine's default, 1000): an event keeps its first ones and the
+	// rest are counted (engine.Options.MaxEventFields).
+	MaxEventFields int
 }
 
 // parseServeConfig reads flags (which win) and the environment.
@@ -99,6 +103,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	pageBytes := fs.String("page-bytes", "", "target size of a segment page before compression (default 1MiB)")
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
 	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
+	fs.IntVar(&cfg.MaxEventFields, "max-event-fields", 0, "most fields one event may have, counting nested ones (default 1000, at most 9997): an event with more is stored with its first fields in the order it lists them, depth first, and the rest are counted per source, not stored")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "start even if a write-ahead log is damaged mid-file, dropping the records after the damage (run `sediment fsck` first)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -130,6 +135,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	}
 	if cfg.BlockRows < 0 || cfg.SegmentRows < 0 {
 		return cfg, errors.New("--block-rows and --segment-rows must be positive")
+	}
+	if cfg.MaxEventFields < 0 {
+		return cfg, errors.New("--max-event-fields must be positive")
 	}
 	if cfg.LogLevel, err = parseLogLevel(level); err != nil {
 		return cfg, err
@@ -266,6 +274,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	memoryOptions(cfg.MemoryLimit, engOpts)
 	engOpts.BlockRows, engOpts.PageBytes, engOpts.SegmentMaxRows = cfg.BlockRows, cfg.PageBytes, cfg.SegmentRows
 	engOpts.ZstdLevel, engOpts.CompactZstdLevel = cfg.ZstdFlush, cfg.ZstdCompact
+	engOpts.MaxEventFields = cfg.MaxEventFields
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
 	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {

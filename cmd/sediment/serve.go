@@ -289,6 +289,10 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		}
 	}()
 	cat, err := catalog.Open(cfg.DataDir, &catalog.Options{Logger: log.With("component", "catalog")})
+	if errors.Is(err, catalog.ErrCorrupt) {
+		return nil, fmt.Errorf("open catalog: %w. Sediment does not start on a damaged catalog: its endpoints' SQL or access tokens may have changed. %s",
+			err, catalogRecovery(cfg.DataDir))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}

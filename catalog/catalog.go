@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,20 +16,33 @@ import (
 	"github.com/sediment/sediment/internal/vfs"
 )
 
-// FileName is the catalog's file in the data directory.
-const FileName = "catalog.json"
-
-// Versions of the catalog file. The writer always writes FormatLatest; the
-// reader accepts FormatMinSupported..FormatLatest.
+// FileName is the catalog's file in the data directory; PrevFileName is
+// its version before the last change, kept by every save (see
+// RestorePrevious).
 const (
-	FormatV1           = 1
-	FormatLatest       = FormatV1
+	FileName     = "catalog.json"
+	PrevFileName = FileName + ".prev"
+)
+
+// Versions of the catalog file (see file.go). The writer always writes
+// FormatLatest; the reader accepts FormatMinSupported..FormatLatest.
+const (
+	// FormatV1: the catalog as one JSON object, without a checksum.
+	FormatV1 = 1
+	// FormatV2: the catalog in an envelope with a CRC-32C of its bytes.
+	FormatV2           = 2
+	FormatLatest       = FormatV2
 	FormatMinSupported = FormatV1
 )
 
 // ErrCorrupt is wrapped by the error Open returns for a catalog file that
-// cannot be read back (bad JSON, unknown version, inconsistent entries).
+// cannot be read back (bad JSON, a checksum mismatch, an unknown version,
+// inconsistent entries), and for a missing catalog file whose previous
+// version exists.
 var ErrCorrupt = errors.New("catalog: corrupt")
+
+// ErrReadOnly is returned by changes to a catalog opened read-only.
+var ErrReadOnly = errors.New("catalog: opened read-only")
 
 // Options configure a Catalog. A nil *Options means all defaults.
 type Options struct {
@@ -44,6 +56,10 @@ type Options struct {
 	NewUUID func() string
 	// Logger receives operational logs (default discards).
 	Logger *slog.Logger
+	// ReadOnly opens the catalog without changing anything on disk (fsck,
+	// the query command): a format 1 file is not rewritten, and every
+	// change fails with ErrReadOnly.
+	ReadOnly bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -70,11 +86,15 @@ func (o *Options) withDefaults() Options {
 // concurrent use; see the package documentation for the rules.
 type Catalog struct {
 	opts Options
-	path string
+	path string // the catalog file
+	prev string // its previous version
 
 	// mu serialises changes: clone, edit, persist, publish, notify.
 	mu sync.Mutex
 	st atomic.Pointer[state]
+	// file is the catalog file as last read or written (under mu): what
+	// the next save keeps as the previous version.
+	file []byte
 
 	validateSQL atomic.Pointer[func(string) error]
 
@@ -135,119 +155,66 @@ func (s *state) reindex() {
 	}
 }
 
-// fileData is the catalog file: explicit JSON names, a format version.
-type fileData struct {
-	Format         int            `json:"format"`
-	NextSourceID   int64          `json:"next_source_id"`
-	NextEndpointID int64          `json:"next_endpoint_id"`
-	NextTokenID    int64          `json:"next_token_id"`
-	Sources        []*Source      `json:"sources"`
-	Endpoints      []*Endpoint    `json:"endpoints"`
-	AccessTokens   []*AccessToken `json:"access_tokens"`
-}
-
 // Open loads the catalog of data directory dir (creating the directory if
-// needed; a missing file is an empty catalog).
+// needed; a missing file is an empty catalog). A file in format 1 (without
+// a checksum) is rewritten in the current format, its old bytes kept as
+// the previous version, unless opts.ReadOnly.
 func Open(dir string, opts *Options) (*Catalog, error) {
 	o := opts.withDefaults()
-	if err := o.FS.MkdirAll(dir); err != nil {
-		return nil, err
+	if !o.ReadOnly {
+		if err := o.FS.MkdirAll(dir); err != nil {
+			return nil, err
+		}
 	}
-	c := &Catalog{opts: o, path: filepath.Join(dir, FileName), subs: map[uint64]func(Change){}}
+	c := &Catalog{opts: o, path: filepath.Join(dir, FileName), prev: filepath.Join(dir, PrevFileName), subs: map[uint64]func(Change){}}
 	st := &state{nextSourceID: 1, nextEndpointID: 1, nextTokenID: 1}
-	if o.FS.Exists(c.path) {
+	format := FormatLatest
+	switch {
+	case o.FS.Exists(c.path):
 		data, err := vfs.ReadFile(o.FS, c.path)
 		if err != nil {
 			return nil, fmt.Errorf("read catalog: %w", err)
 		}
-		if st, err = decodeState(data); err != nil {
+		if st, format, err = decodeFile(data); err != nil {
 			return nil, fmt.Errorf("catalog %s: %w", c.path, err)
 		}
+		c.file = data
+	case o.FS.Exists(c.prev):
+		// A save never leaves the file missing: it was deleted or lost.
+		// Starting empty would orphan every source's data.
+		return nil, fmt.Errorf("catalog %s: %w: the file is missing but its previous version %s exists", c.path, ErrCorrupt, PrevFileName)
 	}
 	st.reindex()
 	c.st.Store(st)
+	if format < FormatLatest && !o.ReadOnly {
+		if err := c.save(st); err != nil {
+			return nil, fmt.Errorf("catalog %s: rewrite in format %d: %w", c.path, FormatLatest, err)
+		}
+		o.Logger.Info("catalog rewritten with a checksum", "file", c.path, "from_format", format, "to_format", FormatLatest,
+			"previous_version", c.prev)
+	}
 	return c, nil
 }
 
-func decodeState(data []byte) (*state, error) {
-	var f fileData
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	if f.Format < FormatMinSupported || f.Format > FormatLatest {
-		return nil, fmt.Errorf("%w: format version %d (this build reads %d..%d)", ErrCorrupt, f.Format, FormatMinSupported, FormatLatest)
-	}
-	st := &state{
-		nextSourceID: f.NextSourceID, nextEndpointID: f.NextEndpointID, nextTokenID: f.NextTokenID,
-		sources: f.Sources, endpoints: f.Endpoints, tokens: f.AccessTokens,
-	}
-	seenTok := map[string]bool{}
-	seenID := map[string]bool{}
-	checkID := func(kind string, id, next int64, token string) error {
-		key := fmt.Sprintf("%s/%d", kind, id)
-		if id <= 0 || id >= next || seenID[key] {
-			return fmt.Errorf("%w: %s id %d duplicated or out of range (next %d)", ErrCorrupt, kind, id, next)
-		}
-		seenID[key] = true
-		if kind == "access token" {
-			return nil // identified by id; the secret is stored hashed
-		}
-		if _, err := uuid.Parse(token); err != nil || seenTok[token] {
-			return fmt.Errorf("%w: %s %d: bad or duplicated token", ErrCorrupt, kind, id)
-		}
-		seenTok[token] = true
-		return nil
-	}
-	for _, s := range st.sources {
-		if s == nil {
-			return nil, fmt.Errorf("%w: null source", ErrCorrupt)
-		}
-		if err := checkID("source", s.ID, st.nextSourceID, s.Token); err != nil {
-			return nil, err
-		}
-	}
-	names := map[string]bool{}
-	for _, e := range st.endpoints {
-		if e == nil {
-			return nil, fmt.Errorf("%w: null endpoint", ErrCorrupt)
-		}
-		if err := checkID("endpoint", e.ID, st.nextEndpointID, e.Token); err != nil {
-			return nil, err
-		}
-		if names[e.Name] {
-			return nil, fmt.Errorf("%w: endpoint name %q duplicated", ErrCorrupt, e.Name)
-		}
-		names[e.Name] = true
-	}
-	for _, t := range st.tokens {
-		if t == nil {
-			return nil, fmt.Errorf("%w: null access token", ErrCorrupt)
-		}
-		if err := checkID("access token", t.ID, st.nextTokenID, ""); err != nil {
-			return nil, err
-		}
-	}
-	return st, nil
-}
-
-// save writes st as the catalog file, atomically and durably.
+// save writes st as the catalog file, atomically and durably, after
+// keeping the current file as the previous version.
 func (c *Catalog) save(st *state) error {
-	f := fileData{
-		Format:         FormatLatest,
-		NextSourceID:   st.nextSourceID,
-		NextEndpointID: st.nextEndpointID,
-		NextTokenID:    st.nextTokenID,
-		Sources:        st.sources,
-		Endpoints:      st.endpoints,
-		AccessTokens:   st.tokens,
+	if c.opts.ReadOnly {
+		return ErrReadOnly
 	}
-	data, err := json.MarshalIndent(&f, "", "  ")
+	data, err := encodeFile(st)
 	if err != nil {
 		return err
 	}
-	if err := vfs.WriteFileAtomic(c.opts.FS, c.path, append(data, '\n')); err != nil {
+	if c.file != nil {
+		if err := vfs.WriteFileAtomic(c.opts.FS, c.prev, c.file); err != nil {
+			return fmt.Errorf("write catalog's previous version: %w", err)
+		}
+	}
+	if err := vfs.WriteFileAtomic(c.opts.FS, c.path, data); err != nil {
 		return fmt.Errorf("write catalog: %w", err)
 	}
+	c.file = data
 	return nil
 }
 
@@ -255,6 +222,9 @@ func (c *Catalog) save(st *state) error {
 // the clone is persisted, published and the changes notified, in that order.
 // Nothing is published when fn or the write fails.
 func (c *Catalog) change(fn func(st *state) ([]Change, error)) error {
+	if c.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	next := c.st.Load().clone()

@@ -255,7 +255,7 @@ func TestPersistenceRoundTrip(t *testing.T) {
 	if strings.Contains(string(data), "secret-key-1") {
 		t.Fatal("access token key stored in clear")
 	}
-	if !strings.Contains(string(data), `"format": 1`) {
+	if !strings.Contains(string(data), `"format": 2`) {
 		t.Fatal("no format version in the file")
 	}
 }

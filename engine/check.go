@@ -214,9 +214,10 @@ type ShardInfo struct {
 	MaxTime      int64
 	Quarantined  int64 // segments moved aside since the shard opened
 	WALBytesCut  int64 // torn-tail bytes cut at startup
-	// DroppedFields counts values not stored since the shard opened: past
-	// Options.MaxColumns, or under a path too long for a segment.
-	DroppedFields int64
+	// Fields not stored since the shard opened (see FieldDrops).
+	DroppedFields      int64
+	EventsOverFieldCap int64
+	FieldsOverEventCap int64
 	// Retention since the shard opened: segments deleted whole, segments
 	// rewritten without their expired rows, and the rows so dropped.
 	SegmentsPurged    int64
@@ -239,9 +240,11 @@ func (s *Shard) Info() ShardInfo {
 	warnings := append([]string(nil), s.readOnlyWarnings...)
 	s.mu.RUnlock()
 	in := ShardInfo{ID: s.id, Quarantined: s.stats.quarantined.Load(), WALBytesCut: s.stats.walBytesCut.Load(),
-		DroppedFields: s.stats.droppedFields.Load(), Warnings: warnings,
+		Warnings:       warnings,
 		SegmentsPurged: s.stats.segmentsPurged.Load(), SegmentsRewritten: s.stats.segmentsRewritten.Load(),
 		RowsExpired: s.stats.rowsExpired.Load(), Background: s.taskStats(), LogSync: s.logSyncStats()}
+	fd := s.FieldDrops()
+	in.DroppedFields, in.EventsOverFieldCap, in.FieldsOverEventCap = fd.Unstorable, fd.EventsOverCap, fd.FieldsOverCap
 	first := true
 	note := func(lo, hi int64) {
 		if first || lo < in.MinTime {

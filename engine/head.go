@@ -24,11 +24,20 @@ const headDictMax = 256
 // arrival order. Writers append under mu; readers take a headView, which
 // stays valid while the head keeps growing because appends never touch
 // memory a view can see.
+//
+// Events are added in two steps: add stages an event (its row is not yet
+// visible: views stop at rows), publish makes the staged rows visible once
+// their write-ahead log record is written. A staged event that needs a
+// column the head cannot take is taken back out (truncate), and goes to a
+// new head instead.
 type head struct {
 	mu   sync.RWMutex
-	rows int
-	root *trieNode
-	cols []*headColumn
+	rows int // visible rows
+	// staged rows follow the visible ones; stagedMin/Max are their times.
+	staged               int
+	stagedMin, stagedMax int64
+	root                 *trieNode
+	cols                 []*headColumn
 	// sizes are the final column sizes of the previous head, to allocate
 	// this one's columns once instead of growing them.
 	sizes   map[colSizeKey]colSize
@@ -37,10 +46,14 @@ type head struct {
 	bytes   int
 	created time.Time
 	updated time.Time // when events were last added
-	// maxCols caps the columns (0: none); droppedFields counts values left
-	// out because of it or of a path too long for a segment.
+	// maxCols caps the columns (0: none). droppedFields counts values left
+	// out because their path is too long for a segment, or because one event
+	// alone needed more than maxCols columns. capSkipped counts the values
+	// of the event being added that found the head full: the caller takes
+	// the event out and adds it to a new head.
 	maxCols       int
 	droppedFields int64
+	capSkipped    int64
 	walFirst      uint64 // first WAL sequence whose records are in this head
 	walLast       uint64
 	frozen        bool
@@ -97,6 +110,7 @@ func (n *trieNode) child(key string) *trieNode {
 type headColumn struct {
 	path    string
 	typ     segment.ColType
+	node    *trieNode // whose cols[typ] this is
 	present []uint64
 	n       int // values held
 
@@ -118,7 +132,7 @@ type headColumn struct {
 
 func newHead(now time.Time, walSeq uint64, maxCols int) *head {
 	return &head{root: &trieNode{}, created: now, walFirst: walSeq, walLast: walSeq, maxCols: maxCols,
-		minTime: math.MaxInt64, maxTime: math.MinInt64}
+		minTime: math.MaxInt64, maxTime: math.MinInt64, stagedMin: math.MaxInt64, stagedMax: math.MinInt64}
 }
 
 type colSizeKey struct {
@@ -141,6 +155,10 @@ func (h *head) sizeHints() map[colSizeKey]colSize {
 	return m
 }
 
+// reservedColumns is the number of columns every event may have besides
+// its fields: timestamp, id and event_message.
+const reservedColumns = 3
+
 // isReservedColumn reports the columns every event has (Logflare's
 // required fields), which the column cap never refuses.
 func isReservedColumn(path string) bool {
@@ -148,17 +166,22 @@ func isReservedColumn(path string) bool {
 }
 
 // column returns the column of a path and type, creating it if the head
-// may have one more: nil when the path is longer than a segment allows or
-// the head already holds maxCols columns. The value is then not stored,
-// like a field past a BigQuery table's column limit, and counted.
+// may have one more. It returns nil, and the value is not stored, when the
+// path is longer than a segment allows (counted in droppedFields), or when
+// the head already holds maxCols columns (counted in capSkipped, for the
+// caller to move the event to a new head).
 func (h *head) column(n *trieNode, t segment.ColType) *headColumn {
 	c := n.cols[t]
 	if c == nil {
-		if len(n.path) > segment.MaxPathLen || (h.maxCols > 0 && len(h.cols) >= h.maxCols && !isReservedColumn(n.path)) {
+		if len(n.path) > segment.MaxPathLen {
 			h.droppedFields++
 			return nil
 		}
-		c = &headColumn{path: n.path, typ: t}
+		if h.maxCols > 0 && len(h.cols) >= h.maxCols && !isReservedColumn(n.path) {
+			h.capSkipped++
+			return nil
+		}
+		c = &headColumn{path: n.path, typ: t, node: n}
 		if t == segment.TypeString {
 			c.dict = map[string]uint32{}
 		} else if t == segment.TypeArray {
@@ -244,9 +267,10 @@ func (c *headColumn) unpack() {
 	c.dict, c.dictStrs, c.codes = nil, nil, nil
 }
 
-// add appends one normalised event. Strings are copied.
+// add stages one normalised event after the rows already staged; publish
+// makes it visible. Strings are copied.
 func (h *head) add(e *event.Event, scratch []byte) []byte {
-	row := h.rows
+	row := h.rows + h.staged
 	tc := h.column(h.root.child("timestamp"), segment.TypeTimestamp)
 	tc.mark(row)
 	tc.n++
@@ -259,9 +283,9 @@ func (h *head) add(e *event.Event, scratch []byte) []byte {
 		m := &e.Fields.Kids[i]
 		scratch = h.addValue(h.root.childAt(i, m.Key), row, m, scratch)
 	}
-	h.rows++
-	h.minTime = min(h.minTime, e.Timestamp)
-	h.maxTime = max(h.maxTime, e.Timestamp)
+	h.staged++
+	h.stagedMin = min(h.stagedMin, e.Timestamp)
+	h.stagedMax = max(h.stagedMax, e.Timestamp)
 	return scratch
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/segment"
 )
@@ -117,10 +118,23 @@ type Options struct {
 
 	// MaxColumns caps the columns (distinct field path and type pairs) of
 	// one head, and so of a flushed segment (default 10000, BigQuery's
-	// column limit). Values that would need another column are not stored
-	// and are counted, as fields past the schema limit are ignored by
-	// Logflare; so are fields whose path exceeds segment.MaxPathLen.
+	// column limit). An event that needs a column a full head cannot take
+	// starts a new head (the full one is frozen and flushed), so events
+	// never lose fields to what other events brought. Fields whose path
+	// exceeds segment.MaxPathLen cannot be stored at all: they are left out
+	// and counted (ShardInfo.DroppedFields).
 	MaxColumns int
+
+	// MaxEventFields caps the fields of one event (default
+	// event.DefaultMaxFields, 1000; at most MaxColumns-3, the columns left
+	// beside timestamp, id and event_message, which it is clamped to when
+	// left at its default). A field is a member of an object at any depth
+	// (event.CountFields). Append keeps an event's first MaxEventFields
+	// fields in the order the event has them, depth first
+	// (event.CapFields), and counts the rest (ShardInfo.FieldsOverEventCap
+	// and EventsOverFieldCap); the event itself is stored. With the cap,
+	// every event fits an empty head.
+	MaxEventFields int
 
 	// TextIndexPaths are the string fields whose tokens are indexed
 	// (default event_message).
@@ -192,6 +206,14 @@ func (o *Options) withDefaults() (*Options, error) {
 	defDur(&out.HeadMaxAge, 10*time.Minute)
 	defDur(&out.HeadIdleFlush, 30*time.Second)
 	def(&out.MaxColumns, 10000)
+	if out.MaxEventFields < 0 {
+		return nil, errors.New("engine: MaxEventFields must not be negative")
+	}
+	if out.MaxEventFields == 0 {
+		out.MaxEventFields = min(event.DefaultMaxFields, max(out.MaxColumns-reservedColumns, 0))
+	} else if out.MaxEventFields > out.MaxColumns-reservedColumns {
+		return nil, fmt.Errorf("engine: MaxEventFields (%d) must be at most MaxColumns-%d (%d)", out.MaxEventFields, reservedColumns, out.MaxColumns-reservedColumns)
+	}
 	def(&out.HeadIdleMinBytes, 1<<20)
 	def(&out.MaxFrozenHeads, 2)
 	def(&out.MaxConcurrentFlushes, 1)

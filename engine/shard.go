@@ -103,7 +103,10 @@ type shardCounters struct {
 	rowsExpired       atomic.Int64
 	quarantined       atomic.Int64
 	walBytesCut       atomic.Int64
-	droppedFields     atomic.Int64 // values not stored: past MaxColumns or too deep
+	droppedFields     atomic.Int64 // values not stored: path too long, or one event wider than a head
+	// Events cut to MaxEventFields, and the fields they lost.
+	eventsOverFieldCap atomic.Int64
+	fieldsOverEventCap atomic.Int64
 }
 
 type appendReq struct {
@@ -294,13 +297,7 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 		if last || opts.RepairWAL {
 			tail = tailCut
 		}
-		dropped, err := walReplay(opts.FS, path, tail, func(evs []event.Event) error {
-			records++
-			for j := range evs {
-				scratch = s.head.add(&evs[j], scratch)
-			}
-			return nil
-		})
+		dropped, err := s.replayWAL(path, seq, tail, func() { records++ }, &scratch)
 		if err != nil {
 			var wce *WALCorruptError
 			if errors.As(err, &wce) && opts.RepairWAL {
@@ -337,6 +334,13 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 		e.mem.active.Add(b)
 		e.mem.activeHeads.Add(1)
 		e.mem.total.Add(b)
+	}
+	for _, h := range s.frozen { // heads replay split (see replayWAL)
+		e.mem.total.Add(int64(h.bytes))
+		select {
+		case s.flushKick <- struct{}{}:
+		default:
+		}
 	}
 	w, err := createWAL(opts.FS, s.walDir, next)
 	switch {
@@ -394,12 +398,7 @@ func openShardReadOnly(s *Shard) (*Shard, error) {
 		if seq == lastSeq {
 			tail = tailKeep
 		}
-		_, err := walReplay(opts.FS, filepath.Join(s.walDir, n), tail, func(evs []event.Event) error {
-			for j := range evs {
-				scratch = s.head.add(&evs[j], scratch)
-			}
-			return nil
-		})
+		_, err := s.replayWAL(filepath.Join(s.walDir, n), seq, tail, func() {}, &scratch)
 		if errors.Is(err, iofs.ErrNotExist) {
 			continue // a running server flushed it meanwhile: its events are in a segment
 		}
@@ -566,7 +565,9 @@ func (s *Shard) sortSegs() {
 }
 
 // Append makes events durable (per the ack mode) and visible to queries.
-// The events may alias the caller's buffers; they are copied.
+// The events may alias the caller's buffers; they are copied. An event
+// with more than Options.MaxEventFields fields is stored with its first
+// ones (event.CapFields) and counted (FieldDrops); events are not changed.
 func (s *Shard) Append(ctx context.Context, events []event.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -583,6 +584,7 @@ func (s *Shard) Append(ctx context.Context, events []event.Event) error {
 	if backlog >= s.opts.MaxFrozenHeads || s.eng.mem.total.Load() > 2*s.opts.HeadMemoryBudget {
 		return ErrBackpressure
 	}
+	events, cut, lost, cutID := s.capEventFields(events)
 	wb := walBufs.Get().(*walBuf)
 	wb.rec, wb.raw = encodeWALRecord(wb.rec[:0], wb.raw, events)
 	req := &appendReq{rec: wb.rec, events: events, done: make(chan error, 1)}
@@ -595,6 +597,9 @@ func (s *Shard) Append(ctx context.Context, events []event.Event) error {
 	// the record buffer once it answers.
 	err := <-req.done
 	walBufs.Put(wb)
+	if err == nil && cut > 0 {
+		s.countEventFieldCap(cut, lost, cutID)
+	}
 	return err
 }
 
@@ -672,89 +677,128 @@ func (s *Shard) commitGuarded(group []*appendReq, bufp, scratchp *[]byte) {
 }
 
 func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
-	buf := (*bufp)[:0]
 	rotate := false
 	for _, r := range group {
-		buf = append(buf, r.rec...)
 		rotate = rotate || r.rotate
-	}
-	*bufp = buf
-	if len(buf) > 0 {
-		if err := s.writeLog(buf); err != nil {
-			for _, r := range group {
-				r.done <- err
-			}
-			return
-		}
 	}
 	now := s.opts.Now()
 	s.mu.RLock()
 	h := s.head
 	s.mu.RUnlock()
-	h.mu.Lock()
-	n := 0
-	bytesBefore := h.bytes
-	dropped := h.droppedFields
-	for _, r := range group {
-		for i := range r.events {
-			*scratchp = h.add(&r.events[i], *scratchp)
-		}
-		n += len(r.events)
-	}
-	if dropped = h.droppedFields - dropped; dropped > 0 {
-		if s.stats.droppedFields.Add(dropped) == dropped {
-			s.opts.Logger.Warn("fields not stored: the source has reached its column limit or a field path is too long",
-				"shard", s.id, "max_columns", s.opts.MaxColumns, "max_path_bytes", segment.MaxPathLen)
-		}
-	}
-	if n > 0 {
-		h.updated = now
-	}
-	mem := &s.eng.mem
-	if grown := int64(h.bytes - bytesBefore); grown > 0 {
-		if bytesBefore == 0 {
-			mem.activeHeads.Add(1)
-		}
-		mem.active.Add(grown)
-		mem.total.Add(grown)
-	}
-	full := h.rows >= s.opts.HeadMaxRows || h.bytes >= s.opts.HeadMaxBytes
-	if active := mem.active.Load(); active > s.opts.HeadMemoryBudget && h.bytes >= s.opts.HeadIdleMinBytes &&
-		int64(h.bytes)*mem.activeHeads.Load() >= active {
-		// Over the engine's budget: freeze this head if it is at least
-		// as big as the average, so the largest go first.
-		full = true
-	}
-	old := h.rows > 0 && now.Sub(h.created) >= s.opts.HeadMaxAge
-	h.mu.Unlock()
-	s.stats.appended.Add(int64(n))
-	if n > 0 {
-		groups := make([][]event.Event, 0, len(group))
-		for _, r := range group {
-			if len(r.events) > 0 {
-				groups = append(groups, r.events)
+	// Stage the events in the head first: that finds the events that need
+	// a new head (see headcap.go), whose records must go to a new log file.
+	plan := s.stage(h, group, scratchp)
+	var err error
+	var dropped int64
+	var published [][]event.Event
+	done := 0 // heads whose records are logged and rows visible
+	for k, hk := range plan.heads {
+		if k > 0 {
+			// Freezes the full head (its log file synced first) and makes
+			// hk the shard's head, with a new log file.
+			if err = s.rotate(now, false, hk); err != nil {
+				break
 			}
 		}
-		s.publish(groups)
+		buf := plan.appendRecords((*bufp)[:0], k)
+		*bufp = buf
+		if len(buf) > 0 {
+			// Refused while the disk is full; a failure other than a full
+			// disk fails the shard (writeLog). Either way nothing of this
+			// head's records may be acknowledged.
+			err = s.writeLog(buf)
+		}
+		if err != nil {
+			break
+		}
+		dropped += s.publishStaged(hk, plan.marks[k], now)
+		for _, er := range plan.pieces[k] {
+			published = append(published, er.req.events[er.from:er.to])
+		}
+		done = k + 1
+	}
+	if done < len(plan.heads) {
+		// Take back the rows staged in the head that failed; heads after
+		// it were never the shard's.
+		hk := plan.heads[done]
+		hk.mu.Lock()
+		hk.truncate(plan.marks[done])
+		hk.mu.Unlock()
+	}
+	s.countDroppedFields(dropped)
+	n := 0
+	for _, evs := range published {
+		n += len(evs)
+	}
+	s.stats.appended.Add(int64(n))
+	if n > 0 {
+		s.publish(published)
 	}
 	var rerr error
-	if (full || old || rotate) && h.rows > 0 {
-		rerr = s.rotate(now, full)
+	if done == len(plan.heads) {
+		h = plan.heads[done-1]
+		h.mu.RLock()
+		full := h.rows >= s.opts.HeadMaxRows || h.bytes >= s.opts.HeadMaxBytes
+		mem := &s.eng.mem
+		if active := mem.active.Load(); active > s.opts.HeadMemoryBudget && h.bytes >= s.opts.HeadIdleMinBytes &&
+			int64(h.bytes)*mem.activeHeads.Load() >= active {
+			// Over the engine's budget: freeze this head if it is at least
+			// as big as the average, so the largest go first.
+			full = true
+		}
+		old := h.rows > 0 && now.Sub(h.created) >= s.opts.HeadMaxAge
+		rows := h.rows
+		h.mu.RUnlock()
+		if (full || old || rotate) && rows > 0 {
+			rerr = s.rotate(now, full, nil)
+		}
 	}
-	for _, r := range group {
-		if r.rotate {
+	for i, r := range group {
+		switch {
+		case plan.last[i] >= done:
+			// Not (wholly) logged. Events of it in earlier heads are
+			// durable and visible: a retry may store them twice, which is
+			// better than acknowledging what is not durable.
+			r.done <- err
+		case r.rotate && err != nil:
+			r.done <- err
+		case r.rotate:
 			r.done <- rerr
-		} else {
+		default:
 			r.done <- nil
 		}
 	}
 }
 
-// rotate freezes the head and starts a new WAL file for the next one.
-// Called by the committer only. A head that filled up passes its column
-// sizes on, so that the next one allocates once; one frozen for age or
-// idleness does not, or a trickle would allocate for a flood.
-func (s *Shard) rotate(now time.Time, full bool) error {
+// publishStaged makes the rows staged in h visible and accounts for the
+// memory they hold; m is h's state before the group. It returns the
+// fields left out because they could not be stored.
+func (s *Shard) publishStaged(h *head, m headMark, now time.Time) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := h.staged - m.staged
+	h.publish()
+	if n > 0 {
+		h.updated = now
+	}
+	mem := &s.eng.mem
+	if grown := int64(h.bytes - m.bytes); grown > 0 {
+		if m.bytes == 0 {
+			mem.activeHeads.Add(1)
+		}
+		mem.active.Add(grown)
+		mem.total.Add(grown)
+	}
+	return h.droppedFields - m.droppedFields
+}
+
+// rotate freezes the head and starts a new WAL file for the next one,
+// which is next when given (events staged for it by the committer) and
+// else a new head. Called by the committer only. A head that filled up
+// passes its column sizes on, so that the next one allocates once; one
+// frozen for age or idleness does not, or a trickle would allocate for a
+// flood.
+func (s *Shard) rotate(now time.Time, full bool, next *head) error {
 	s.mu.RLock()
 	failed := s.failed
 	s.mu.RUnlock()
@@ -772,33 +816,37 @@ func (s *Shard) rotate(now time.Time, full bool) error {
 			return err
 		}
 	}
-	next := s.walSeq + 1
+	seq := s.walSeq + 1
 	// The frozen head's log becomes durable (buffered mode) before the next
 	// file exists: only the newest log file may ever hold a torn tail.
 	if err := s.wal.f.Sync(); err != nil {
 		s.fail(fmt.Errorf("shard %s: write-ahead log sync: %w", s.id, err))
 		return err
 	}
-	w, err := s.createLog(next)
+	w, err := s.createLog(seq)
 	if err != nil {
 		return s.eng.noteNoSpace("creating a write-ahead log file", err)
 	}
-	err = s.swapLog(w, next)
+	err = s.swapLog(w, seq)
 	s.mu.Lock()
 	h := s.head
 	h.mu.Lock()
 	h.frozen = true
-	h.walLast = next - 1
+	h.walLast = seq - 1
 	if h.bytes > 0 {
 		s.eng.mem.active.Add(-int64(h.bytes))
 		s.eng.mem.activeHeads.Add(-1)
 	}
 	h.mu.Unlock()
 	s.frozen = append(s.frozen, h)
-	s.head = newHead(now, next, s.opts.MaxColumns)
-	if full {
-		s.head.sizes = h.sizeHints()
+	if next == nil {
+		next = newHead(now, seq, s.opts.MaxColumns)
+		if full {
+			next.sizes = h.sizeHints()
+		}
 	}
+	next.created, next.walFirst, next.walLast = now, seq, seq
+	s.head = next
 	s.mu.Unlock()
 	select {
 	case s.flushKick <- struct{}{}:

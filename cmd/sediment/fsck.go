@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
 )
 
@@ -24,9 +23,10 @@ func runFsck(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("fsck", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	dataDir := fl.String("data-dir", "./data", "data directory to check")
+	restore := fl.Bool("restore-catalog", false, "first replace a damaged catalog.json with catalog.json.prev, the catalog before its last change (keeping the damaged file beside it); the server must be stopped")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sediment fsck [--data-dir DIR]")
-		fmt.Fprintln(stderr, "Checks a data directory without changing it; exit status 1 if anything is damaged.")
+		fmt.Fprintln(stderr, "usage: sediment fsck [--data-dir DIR] [--restore-catalog]")
+		fmt.Fprintln(stderr, "Checks a data directory without changing it (but for --restore-catalog); exit status 1 if anything is damaged.")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
@@ -39,23 +39,22 @@ func runFsck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sediment fsck:", err)
 		return 2
 	}
+	if *restore && !restoreCatalog(*dataDir, stdout, stderr) {
+		return 1
+	}
 	eng, err := engine.Open(*dataDir, &engine.Options{ReadOnly: true})
 	if err != nil {
 		fmt.Fprintln(stderr, "sediment fsck: open:", err)
 		return 1
 	}
 	defer eng.Close()
-	bad := 0
 	names := map[string]string{}
-	haveCatalog := false
-	if cat, err := catalog.Open(*dataDir, nil); err == nil {
-		haveCatalog = true
+	bad, cat := checkCatalog(*dataDir, stdout)
+	haveCatalog := cat != nil
+	if cat != nil {
 		for _, s := range cat.Sources() {
 			names[s.Token] = s.Name
 		}
-	} else {
-		fmt.Fprintf(stdout, "catalog: damaged: %v\n", err)
-		bad++
 	}
 	for _, sh := range eng.Shards() {
 		in := sh.Info()

@@ -60,7 +60,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer eng.Close()
-	cat, err := catalog.Open(*dataDir, nil)
+	cat, err := catalog.Open(*dataDir, &catalog.Options{ReadOnly: true})
 	if err != nil {
 		fmt.Fprintln(stderr, "sediment query:", err)
 		return 1

@@ -61,6 +61,10 @@ type serveConfig struct {
 	// MinFreeDisk is the free space of the data directory's file system
 	// below which ingest answers 507 (--min-free-disk); 0 turns it off.
 	MinFreeDisk int64
+	// MaxEventFields caps the fields of one event (--max-event-fields; 0:
+	// the engine's default, 1000): an event keeps its first ones and the
+	// rest are counted (engine.Options.MaxEventFields).
+	MaxEventFields int
 }
 
 // defaultMinFreeDisk is --min-free-disk's default: room, once ingest is
@@ -113,6 +117,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
 	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
 	minFree := fs.String("min-free-disk", fmt.Sprintf("%dMiB", defaultMinFreeDisk>>20), "free space of the data directory's file system below which ingest is refused (507 with Retry-After) until space is freed; 0 turns it off")
+	fs.IntVar(&cfg.MaxEventFields, "max-event-fields", 0, "most fields one event may have, counting nested ones (default 1000, at most 9997): an event with more is stored with its first fields in the order it lists them, depth first, and the rest are counted per source, not stored")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "start even if a write-ahead log is damaged mid-file, dropping the records after the damage (run `sediment fsck` first)")
 	cfg.Syslog.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -148,6 +153,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	}
 	if cfg.BlockRows < 0 || cfg.SegmentRows < 0 {
 		return cfg, errors.New("--block-rows and --segment-rows must be positive")
+	}
+	if cfg.MaxEventFields < 0 {
+		return cfg, errors.New("--max-event-fields must be positive")
 	}
 	if cfg.LogLevel, err = parseLogLevel(level); err != nil {
 		return cfg, err
@@ -291,6 +299,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	engOpts.BlockRows, engOpts.PageBytes, engOpts.SegmentMaxRows = cfg.BlockRows, cfg.PageBytes, cfg.SegmentRows
 	engOpts.ZstdLevel, engOpts.CompactZstdLevel = cfg.ZstdFlush, cfg.ZstdCompact
 	engOpts.MinFreeDiskBytes = cfg.MinFreeDisk
+	engOpts.MaxEventFields = cfg.MaxEventFields
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
 	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {
@@ -305,6 +314,10 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		}
 	}()
 	cat, err := catalog.Open(cfg.DataDir, &catalog.Options{Logger: log.With("component", "catalog")})
+	if errors.Is(err, catalog.ErrCorrupt) {
+		return nil, fmt.Errorf("open catalog: %w. Sediment does not start on a damaged catalog: its endpoints' SQL or access tokens may have changed. %s",
+			err, catalogRecovery(cfg.DataDir))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}

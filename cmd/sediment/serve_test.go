@@ -60,6 +60,9 @@ func TestParseServeConfig(t *testing.T) {
 		{name: "free disk floor off", args: []string{"--min-free-disk", "0"},
 			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit}},
 		{name: "bad free disk floor", args: []string{"--min-free-disk", "-5MiB"}, err: true},
+		{name: "event field cap", args: []string{"--max-event-fields", "200"},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit, MaxEventFields: 200}},
+		{name: "negative event field cap", args: []string{"--max-event-fields", "-1"}, err: true},
 		{name: "bad zstd", args: []string{"--zstd", "9"}, err: true},
 		{name: "two zstd pairs", args: []string{"--zstd", "1/3,1/4"}, err: true},
 		{name: "bad page bytes", args: []string{"--page-bytes", "big"}, err: true},
@@ -117,11 +120,17 @@ type running struct {
 
 func start(t *testing.T, cfg serveConfig) *running {
 	t.Helper()
+	return startWith(t, cfg, serveDeps{})
+}
+
+// startWith starts a server with deps wired in (productionDeps: SQL).
+func startWith(t *testing.T, cfg serveConfig, deps serveDeps) *running {
+	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
-	a, err := startServer(cfg, serveDeps{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := startServer(cfg, deps, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

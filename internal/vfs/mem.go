@@ -355,12 +355,17 @@ func (f *memFile) Write(p []byte) (int, error) {
 		f.node.fs.grow(f.node, grow)
 	}
 	switch {
-	case end > int64(cap(f.node.data)):
+	case end <= int64(len(f.node.data)):
+	case end <= int64(cap(f.node.data)):
+		n := len(f.node.data)
+		f.node.data = f.node.data[:end]
+		clear(f.node.data[n:]) // a gap before pos reads as zeros, as on a disk
+	default:
+		// Grow by doubling; doubling the capacity on every write past the
+		// length instead would grow it exponentially with the writes.
 		nd := make([]byte, end, max(end, int64(cap(f.node.data))*2))
 		copy(nd, f.node.data)
 		f.node.data = nd
-	case end > int64(len(f.node.data)):
-		f.node.data = f.node.data[:end]
 	}
 	copy(f.node.data[f.pos:], p)
 	f.pos = end

@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+
+	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/segment"
+)
+
+// A head holds at most Options.MaxColumns columns, and a segment what its
+// head held. No event may lose a field because other events used the
+// columns up, so an event that needs a column a full head cannot take goes
+// to a new head, and the full one is frozen and flushed. Heads and
+// write-ahead log files go together (a flush deletes the files of the
+// head it wrote, and replay skips the files a segment covers), so the new
+// head starts a new log file too: the committer stages a group's events
+// in the head first, finds where they overflow, and only then writes each
+// head's records to its own log file. Replay splits heads the same way, at
+// file boundaries. With Options.MaxEventFields at most MaxColumns-3, every
+// event fits an empty head; fields that still cannot be stored (a path too
+// long for a segment) are counted per source.
+
+// headMark is a head's state before an event was staged, to take the event
+// back out.
+type headMark struct {
+	staged, cols, bytes  int
+	stagedMin, stagedMax int64
+	droppedFields        int64
+}
+
+func (h *head) mark() headMark {
+	return headMark{staged: h.staged, cols: len(h.cols), bytes: h.bytes,
+		stagedMin: h.stagedMin, stagedMax: h.stagedMax, droppedFields: h.droppedFields}
+}
+
+// truncate takes every row staged since m back out of the head: their
+// values, and the columns they created. Visible rows are never touched.
+func (h *head) truncate(m headMark) {
+	from := h.rows + m.staged
+	for _, c := range h.cols[:m.cols] {
+		c.truncateRows(from)
+	}
+	for _, c := range h.cols[m.cols:] {
+		c.node.cols[c.typ] = nil
+	}
+	clear(h.cols[m.cols:])
+	h.cols = h.cols[:m.cols]
+	h.staged, h.bytes = m.staged, m.bytes
+	h.stagedMin, h.stagedMax = m.stagedMin, m.stagedMax
+	h.droppedFields = m.droppedFields
+	h.capSkipped = 0
+}
+
+// publish makes the staged rows visible.
+func (h *head) publish() {
+	if h.staged == 0 {
+		return
+	}
+	h.rows += h.staged
+	h.staged = 0
+	h.minTime = min(h.minTime, h.stagedMin)
+	h.maxTime = max(h.maxTime, h.stagedMax)
+	h.stagedMin, h.stagedMax = math.MaxInt64, math.MinInt64
+}
+
+// truncateRows drops the column's values of rows from on. Those rows are
+// staged, so no view can see them: views copy the presence words from the
+// first not wholly visible one on, and never read values past the ones
+// their presence bits count.
+func (c *headColumn) truncateRows(from int) {
+	w := from >> 6
+	if w >= len(c.present) {
+		return
+	}
+	keep := uint64(1)<<(uint(from)&63) - 1
+	k := bits.OnesCount64(c.present[w] &^ keep)
+	for _, x := range c.present[w+1:] {
+		k += bits.OnesCount64(x)
+	}
+	c.present[w] &= keep
+	clear(c.present[w+1:])
+	c.present = c.present[:w+1]
+	if k == 0 {
+		return
+	}
+	c.n -= k
+	switch c.typ {
+	case segment.TypeBool:
+		c.bools = c.bools[:c.n]
+	case segment.TypeInt64, segment.TypeTimestamp:
+		c.ints = c.ints[:c.n]
+	case segment.TypeFloat64:
+		c.floats = c.floats[:c.n]
+	case segment.TypeString, segment.TypeArray:
+		if c.dict != nil {
+			// Dictionary entries the rows added stay: unused, harmless.
+			c.codes = c.codes[:c.n]
+		} else {
+			c.offs = c.offs[:c.n+1]
+			c.data = c.data[:c.offs[c.n]]
+		}
+	}
+}
+
+// stagePlan says where a commit group's events went: heads[0] is the
+// shard's head, later ones are new heads (not yet the shard's) that each
+// start a new log file. pieces[k] are the event ranges staged in heads[k],
+// in log order; marks[k] is heads[k]'s state before the group.
+type stagePlan struct {
+	heads  []*head
+	marks  []headMark
+	pieces [][]eventRange
+	// last[i] is the index of the last head holding events of group[i]
+	// (-1 for a request without events).
+	last []int
+}
+
+// eventRange is events [from, to) of one request.
+type eventRange struct {
+	req      *appendReq
+	from, to int
+}
+
+// stage adds the group's events to h as staged rows, moving on to new
+// heads where an event needs a column h cannot take. Only the committer
+// calls it; new heads are private to it until rotate installs them.
+func (s *Shard) stage(h *head, group []*appendReq, scratch *[]byte) *stagePlan {
+	p := &stagePlan{heads: []*head{h}, pieces: make([][]eventRange, 1), last: make([]int, len(group))}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p.marks = append(p.marks, h.mark())
+	cur := h
+	for gi, r := range group {
+		p.last[gi] = -1
+		from := 0
+		for i := 0; i < len(r.events); i++ {
+			m := cur.mark()
+			*scratch = cur.add(&r.events[i], *scratch)
+			if cur.capSkipped == 0 {
+				continue
+			}
+			if cur.rows+m.staged == 0 {
+				// Too wide for an empty head (MaxEventFields is clamped so
+				// that this cannot happen): keep what fits, count the rest.
+				cur.droppedFields += cur.capSkipped
+				cur.capSkipped = 0
+				continue
+			}
+			cur.truncate(m)
+			k := len(p.heads) - 1
+			if i > from {
+				p.pieces[k] = append(p.pieces[k], eventRange{r, from, i})
+				p.last[gi] = k
+			}
+			cur = newHead(s.opts.Now(), 0, s.opts.MaxColumns)
+			p.heads = append(p.heads, cur)
+			p.marks = append(p.marks, cur.mark())
+			p.pieces = append(p.pieces, nil)
+			from = i
+			i-- // add it again, to the new head
+		}
+		if from < len(r.events) {
+			k := len(p.heads) - 1
+			p.pieces[k] = append(p.pieces[k], eventRange{r, from, len(r.events)})
+			p.last[gi] = k
+		}
+	}
+	return p
+}
+
+// appendRecords appends the log records of the events staged in heads[k]:
+// a request's own record when the head holds all its events, else a record
+// of the range.
+func (p *stagePlan) appendRecords(dst []byte, k int) []byte {
+	var raw []byte
+	for _, er := range p.pieces[k] {
+		if er.from == 0 && er.to == len(er.req.events) {
+			dst = append(dst, er.req.rec...)
+			continue
+		}
+		dst, raw = encodeWALRecord(dst, raw, er.req.events[er.from:er.to])
+	}
+	return dst
+}
+
+// capEventFields applies Options.MaxEventFields to a batch before it is
+// logged. The caller's events are not changed: when one is cut, the batch
+// is copied. It returns the batch to store, how many events were cut, how
+// many fields they lost and the id of the first one cut.
+func (s *Shard) capEventFields(events []event.Event) (out []event.Event, cut, lost int64, firstID string) {
+	limit := s.opts.MaxEventFields
+	for i := range events {
+		f, dropped := event.CapFields(events[i].Fields, limit)
+		if dropped == 0 {
+			continue
+		}
+		if out == nil {
+			out = append([]event.Event(nil), events...)
+			firstID = events[i].ID
+		}
+		out[i].Fields = f
+		cut++
+		lost += int64(dropped)
+	}
+	if out == nil {
+		return events, 0, 0, ""
+	}
+	return out, cut, lost, firstID
+}
+
+// errHeadSplit stops the replay of a file that must start a new head.
+var errHeadSplit = errors.New("engine: log file starts a new head")
+
+// replayWAL replays one log file into the shard's head (calling onRecord
+// for each record), as startup does. When the file's events need columns
+// the head cannot take, the head is frozen at the end of the previous file
+// and the file replayed into a new one, as the committer split them: a
+// head and its log files stay together. Only a file too wide for a head of
+// its own (written by an older version, or before MaxColumns was lowered)
+// loses fields, which are counted.
+func (s *Shard) replayWAL(path string, seq uint64, tail tailMode, onRecord func(), scratch *[]byte) (int64, error) {
+	for split := false; ; split = true {
+		h := s.head
+		m := h.mark()
+		fresh := h.rows+h.staged == 0
+		dropped, err := walReplay(s.opts.FS, path, tail, func(evs []event.Event) error {
+			for j := range evs {
+				*scratch = h.add(&evs[j], *scratch)
+				if h.capSkipped == 0 {
+					continue
+				}
+				if !fresh && !split {
+					return errHeadSplit
+				}
+				h.droppedFields += h.capSkipped
+				h.capSkipped = 0
+			}
+			onRecord()
+			return nil
+		})
+		if errors.Is(err, errHeadSplit) {
+			h.truncate(m)
+			h.publish()
+			h.frozen = true
+			h.walLast = seq - 1
+			s.frozen = append(s.frozen, h)
+			s.head = newHead(s.opts.Now(), seq, s.opts.MaxColumns)
+			continue
+		}
+		h.publish()
+		s.countDroppedFields(h.droppedFields - m.droppedFields)
+		return dropped, err
+	}
+}

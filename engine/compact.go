@@ -22,6 +22,11 @@ func (s *Shard) Compact() (int, error) {
 	}
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
+	// A segment with blocks set aside (or a damaged index) is rewritten
+	// without them first; it takes part in no other merge until then.
+	if n, err := s.rewriteDamaged(); n > 0 || err != nil {
+		return n, err
+	}
 	group := s.pickCompaction()
 	if len(group) == 0 {
 		return 0, nil
@@ -53,11 +58,13 @@ func (s *Shard) Compact() (int, error) {
 	} else {
 		var src *mergeSource
 		if src, err = newMergeSource(group); err != nil {
+			s.noteReadDamage(group, err)
 			return 0, err
 		}
 		ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
 	}
 	if err != nil {
+		s.noteReadDamage(group, err)
 		return 0, err
 	}
 	s.mu.Lock()
@@ -99,6 +106,9 @@ func (s *Shard) pickCompaction() []*segRef {
 	}
 	for _, sg := range s.segs {
 		n := sg.r.Rows()
+		if sg.needsRewrite() {
+			n = small // never merged as it is: rewriteDamaged takes it
+		}
 		if n >= small || rows+n > s.opts.SegmentMaxRows || len(union)+wouldAdd(sg) > segment.MaxColumns {
 			if len(run) >= s.opts.CompactionMinInputs {
 				return run
@@ -130,10 +140,12 @@ type mergeSource struct {
 	lo, hi           []int
 
 	inputs []*segment.Reader
-	cols   []segment.ColumnDesc
-	colIn  [][]int // [output column][input] → input column index or -1
-	order  []mergeRow
-	tmp    vec.Vector
+	// skip says which input blocks are left out (set aside as damaged).
+	skip  func(in, b int) bool
+	cols  []segment.ColumnDesc
+	colIn [][]int // [output column][input] → input column index or -1
+	order []mergeRow
+	tmp   vec.Vector
 }
 
 type mergeRow struct {
@@ -146,6 +158,7 @@ func newMergeSource(group []*segRef) (*mergeSource, error) {
 	for _, g := range group {
 		ms.inputs = append(ms.inputs, g.r)
 	}
+	ms.skip = func(in, b int) bool { _, ok := group[in].damaged(b); return ok }
 	ms.cols, ms.colIn = unionColumns(group)
 	// Merge order from each input's timestamps.
 	tsIdx := slices.IndexFunc(ms.cols, func(c segment.ColumnDesc) bool {
@@ -155,6 +168,9 @@ func newMergeSource(group []*segRef) (*mergeSource, error) {
 	for i, r := range ms.inputs {
 		for b := 0; b < r.NumBlocks(); b++ {
 			bi := r.Block(b)
+			if ms.skip(i, b) {
+				continue
+			}
 			if err := r.ReadColumnOnce(b, ms.colIn[tsIdx][i], 0, bi.Rows, &ms.tmp); err != nil {
 				return nil, err
 			}
@@ -239,7 +255,7 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 			if col < 0 || lo[i] < 0 {
 				continue
 			}
-			if err := ms.gather(r, col, c.Type, lo[i], hi[i], &parts[i]); err != nil {
+			if err := ms.gather(i, r, col, c.Type, lo[i], hi[i], &parts[i]); err != nil {
 				return false, err
 			}
 			any = any || parts[i].any
@@ -338,13 +354,19 @@ func (g *gathered) str(k int) string {
 	return g.strs[k]
 }
 
-func (ms *mergeSource) gather(r *segment.Reader, col int, t segment.ColType, lo, hi int, g *gathered) error {
+func (ms *mergeSource) gather(in int, r *segment.Reader, col int, t segment.ColType, lo, hi int, g *gathered) error {
 	g.nulls = make([]bool, 0, hi-lo)
 	dictOnly := t == segment.TypeString
 	for b := 0; b < r.NumBlocks(); b++ {
 		bi := r.Block(b)
 		a, z := max(lo, bi.FirstRow), min(hi, bi.FirstRow+bi.Rows)
 		if a >= z {
+			continue
+		}
+		if ms.skip(in, b) {
+			// A block set aside: its rows are in no output row, but keep
+			// the positions of the rows after it.
+			dictOnly = g.placeholders(t, z-a, dictOnly)
 			continue
 		}
 		if err := r.ReadColumnOnce(b, col, a-bi.FirstRow, z-bi.FirstRow, &ms.tmp); err != nil {
@@ -391,6 +413,31 @@ func (ms *mergeSource) gather(r *segment.Reader, col int, t segment.ColType, lo,
 		}
 	}
 	return nil
+}
+
+// placeholders appends n NULL rows that no output row reads, leaving the
+// dictionary representation (their codes would have no entry).
+func (g *gathered) placeholders(t segment.ColType, n int, dictOnly bool) bool {
+	if dictOnly && len(g.codes) > 0 {
+		for _, c := range g.codes {
+			g.strs = append(g.strs, g.dict[c])
+		}
+		g.codes, g.dict = nil, nil
+	}
+	for range n {
+		g.nulls = append(g.nulls, true)
+		switch t {
+		case segment.TypeBool, segment.TypeObject:
+			g.bools = append(g.bools, false)
+		case segment.TypeInt64, segment.TypeTimestamp:
+			g.ints = append(g.ints, 0)
+		case segment.TypeFloat64:
+			g.floats = append(g.floats, 0)
+		default:
+			g.strs = append(g.strs, "")
+		}
+	}
+	return false
 }
 
 // ApplyRetention drops whole segments whose newest event is older than the

@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	iofs "io/fs"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -23,12 +26,13 @@ const maxBatchRows = 1 << 16
 type shardScan struct {
 	sn    *Snapshot
 	req   *scan.Request
+	name  string // the source's name in the query: warnings and errors say it
 	preds []*pred
 	units []scan.Unit
 }
 
-func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan, error) {
-	sc := &shardScan{sn: sn, req: req}
+func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string) (*shardScan, error) {
+	sc := &shardScan{sn: sn, req: req, name: name}
 	for _, p := range withoutImpliedNotNull(req.Filters) {
 		cp, err := compilePred(p)
 		if err != nil {
@@ -50,11 +54,17 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan,
 			sc.units = append(sc.units, &headUnit{sc: sc, p: p})
 			continue
 		}
-		if err := sc.addSegmentUnits(p); err != nil {
-			if errors.Is(err, segment.ErrCorrupt) {
-				p.seg.shard.quarantineRef(p.seg, err)
+		if err := sc.addSegmentUnits(ctx, p); err != nil {
+			return nil, sc.clientError(err)
+		}
+	}
+	// Data set aside for good that the query's time range covers: a unit
+	// that reads nothing and says so, when the executor reaches it.
+	for _, lost := range [][]lostUnit{sn.lost, sn.walLost} {
+		for i := range lost {
+			if u := &lost[i]; u.overlaps(req.TimeMin, req.TimeMax) {
+				sc.units = append(sc.units, &lostScanUnit{sc: sc, u: *u})
 			}
-			return nil, err
 		}
 	}
 	switch req.Order {
@@ -184,6 +194,9 @@ func (p *pred) matchTerm(term any) bool {
 // predicates it can answer. exact[i] says predicate i needs no evaluation.
 func (sc *shardScan) indexCandidates(p *part) (*roaring.Bitmap, []bool, error) {
 	exact := make([]bool, len(sc.preds))
+	if p.seg.ixBroken.Load() {
+		return nil, exact, nil
+	}
 	ix, err := p.seg.index()
 	if err != nil || ix == nil {
 		return nil, exact, err
@@ -250,10 +263,15 @@ func (sc *shardScan) indexCandidates(p *part) (*roaring.Bitmap, []bool, error) {
 	return cand, exact, nil
 }
 
-func (sc *shardScan) addSegmentUnits(p *part) error {
+func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 	cand, exact, err := sc.indexCandidates(p)
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// A damaged index loses nothing: scan the segment without it.
+		p.seg.shard.noteIndexDamage(p.seg, err)
+		cand, exact = nil, make([]bool, len(sc.preds))
 	}
 	if cand != nil && cand.IsEmpty() {
 		return nil
@@ -267,15 +285,66 @@ func (sc *shardScan) addSegmentUnits(p *part) error {
 		if cand != nil && !cand.IntersectsWithInterval(uint64(bi.FirstRow), uint64(bi.FirstRow+bi.Rows)) {
 			continue
 		}
+		if lu, ok := p.seg.damaged(b); ok {
+			// Set aside: the footer's statistics still tell whether the
+			// query could have wanted its rows.
+			if sc.blockMayMatchStats(p, b) {
+				sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})
+			}
+			continue
+		}
 		ok, err := sc.blockMayMatch(p, b)
 		if err != nil {
-			return err
+			if !errors.Is(err, segment.ErrCorrupt) {
+				return err
+			}
+			lu := p.seg.shard.markBlockDamaged(p.seg, b, err)
+			sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})
+			continue
 		}
 		if ok {
 			sc.units = append(sc.units, &segUnit{sc: sc, p: p, b: b, bi: bi, cand: cand, exact: exact})
 		}
 	}
 	return nil
+}
+
+// blockMayMatchStats is blockMayMatch from the footer alone (presence and
+// value ranges), for a block whose units cannot be read.
+func (sc *shardScan) blockMayMatchStats(p *part, b int) bool {
+	r := p.seg.r
+	for _, pr := range sc.preds {
+		if pr.Op == scan.IsNull {
+			continue
+		}
+		cols := predCols(p, pr)
+		present := false
+		for _, c := range cols {
+			if _, ok := r.Chunk(b, c.idx); ok {
+				present = true
+			}
+		}
+		if !present {
+			return false
+		}
+		if len(cols) != 1 || pr.Op == scan.IsNotNull {
+			continue
+		}
+		c := cols[0]
+		ci, _ := r.Chunk(b, c.idx)
+		switch {
+		case (c.typ == segment.TypeInt64 && pr.Type == vec.Int64 || c.typ == segment.TypeTimestamp && pr.Type == vec.Timestamp) && ci.HasNumRange:
+			if !rangeMayMatch(pr, ci.MinInt, ci.MaxInt) {
+				return false
+			}
+		case c.typ == segment.TypeString && pr.Type == vec.String && pr.Op == scan.Eq:
+			x := pr.Args[0].Str
+			if ci.HasMinStr && x < ci.MinStr || ci.HasMaxStr && x > ci.MaxStr {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // blockMayMatch prunes a block by its chunks' presence, value ranges and
@@ -710,22 +779,89 @@ func trimToLimit(sel []int32, limit int, order scan.Order) []int32 {
 
 func (u *segUnit) Read(ctx context.Context, emit func(*vec.Batch) error) error {
 	sel, br, err := u.selectRows(ctx, u.sc.req.Limit)
+	emitted := false
 	if err == nil && len(sel) > 0 {
-		err = u.sc.emitRows(ctx, u.p, br, u.bi.FirstRow, sel, emit)
+		err = u.sc.emitRows(ctx, u.p, br, u.bi.FirstRow, sel, func(b *vec.Batch) error {
+			emitted = true
+			return emit(b)
+		})
 	}
-	return u.checkCorrupt(err)
+	return u.damaged(ctx, err, emitted)
 }
 
-func (u *segUnit) checkCorrupt(err error) error {
-	if err != nil && errors.Is(err, segment.ErrCorrupt) {
-		u.p.seg.shard.quarantineRef(u.p.seg, err)
+// damaged handles an error of reading the unit's block: damage sets the
+// block aside, and the answer goes on without it, with a warning, when the
+// query has a collector for one; without, the query fails with an error
+// that names the source and the file relative to its directory. Other
+// errors pass through.
+func (u *segUnit) damaged(ctx context.Context, err error, partial bool) error {
+	if err == nil || !errors.Is(err, segment.ErrCorrupt) {
+		return u.sc.clientError(err)
 	}
-	return err
+	lu := u.p.seg.shard.markBlockDamaged(u.p.seg, u.b, err)
+	if w := scan.WarningsFrom(ctx); w != nil {
+		w.Add(lu.warning(u.sc.name, partial))
+		return nil
+	}
+	return &DamageError{Source: u.sc.name, File: filepath.Join("segments", segName(lu.seg)), Block: lu.block, Cause: lu.cause, Fresh: true}
 }
 
 func (u *segUnit) Count(ctx context.Context) (int64, error) {
 	sel, _, err := u.selectRows(ctx, 0)
-	return int64(len(sel)), u.checkCorrupt(err)
+	if err != nil {
+		return 0, u.damaged(ctx, err, false)
+	}
+	return int64(len(sel)), nil
+}
+
+// lostScanUnit stands for data set aside as damaged that a scan would have
+// read: it produces no rows and adds a warning saying what the answer
+// misses (or, without a collector, fails the query).
+type lostScanUnit struct {
+	sc *shardScan
+	u  lostUnit
+}
+
+func (l *lostScanUnit) TimeRange() (int64, int64) { return l.u.minTime, l.u.maxTime }
+func (l *lostScanUnit) Rows() int                 { return int(max(l.u.rows, 0)) }
+func (l *lostScanUnit) Sorted() bool              { return true }
+
+func (l *lostScanUnit) Read(ctx context.Context, _ func(*vec.Batch) error) error {
+	return l.report(ctx)
+}
+
+func (l *lostScanUnit) Count(ctx context.Context) (int64, error) { return 0, l.report(ctx) }
+
+func (l *lostScanUnit) report(ctx context.Context) error {
+	if w := scan.WarningsFrom(ctx); w != nil {
+		w.Add(l.u.warning(l.sc.name, false))
+		return nil
+	}
+	switch l.u.kind {
+	case lossBlock:
+		return &DamageError{Source: l.sc.name, File: filepath.Join("segments", segName(l.u.seg)), Block: l.u.block, Cause: l.u.cause}
+	case lossWAL:
+		return &DamageError{Source: l.sc.name, File: "its write-ahead log", Block: -1, Cause: l.u.cause}
+	}
+	return &DamageError{Source: l.sc.name, File: filepath.Join("segments", segName(l.u.seg)), Block: -1, Cause: l.u.cause}
+}
+
+// clientError makes an error fit for the query's caller: damage and I/O
+// errors name the source and files relative to its directory, never the
+// server's paths. Others (cancellation, the executor's own) pass through.
+func (sc *shardScan) clientError(err error) error {
+	var de *DamageError
+	var ce *segment.CorruptError
+	var pe *iofs.PathError
+	switch {
+	case err == nil, errors.As(err, &de):
+		return err
+	case errors.As(err, &ce):
+		return &DamageError{Source: sc.name, File: ce.Path, Block: -1, Cause: causeText(err)}
+	case errors.As(err, &pe):
+		return fmt.Errorf("source %s: reading stored data: %s: %w", sc.name, pe.Op, pe.Err)
+	}
+	return err
 }
 
 // emitRows builds batches of the requested columns for the selected rows
@@ -1119,9 +1255,12 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			}
 			if err := emitDedup(&blockReader{r: r, b: b}, rows, at, emit, dst); err != nil {
 				if errors.Is(err, segment.ErrCorrupt) {
-					p.seg.shard.quarantineRef(p.seg, err)
+					// The rows were emitted already: the records cannot be
+					// left out without a wrong answer, so the query fails.
+					lu := p.seg.shard.markBlockDamaged(p.seg, b, err)
+					return &DamageError{Source: sc.name, File: filepath.Join("segments", segName(lu.seg)), Block: b, Cause: lu.cause, Fresh: true}
 				}
-				return err
+				return sc.clientError(err)
 			}
 			start = end
 		}

@@ -166,14 +166,18 @@ func (s *Service) RunEndpoint(ctx context.Context, ep *catalog.Endpoint, params 
 
 // RunSQL runs an ad-hoc query over the sources (GET /api/query).
 func (s *Service) RunSQL(ctx context.Context, q string) []byte {
-	res, err := s.Query(ctx, q, nil, s.opts.AdhocMaxRows)
+	w := &scan.Warnings{}
+	res, err := s.Query(scan.WithWarnings(ctx, w), q, nil, s.opts.AdhocMaxRows)
 	if err != nil {
 		return errorBody(err)
 	}
-	return resultBody(res)
+	return resultBody(res, w.List())
 }
 
-// Query validates and runs SQL over the sources.
+// Query validates and runs SQL over the sources. When the engine has to
+// leave out data it cannot read (damage set aside), it says so in the
+// scan.Warnings that ctx carries (scan.WithWarnings); without one, such a
+// query fails instead.
 func (s *Service) Query(ctx context.Context, q string, params map[string]string, maxRows int) (*sql.Result, error) {
 	pq, err := parser.Validate(q, parser.ValidateOptions{KnownSource: s.cat.HasSourceName})
 	if err != nil {
@@ -222,11 +226,14 @@ func (s *Service) execute(ctx context.Context, ep *catalog.Endpoint, params map[
 	if maxRows <= 0 {
 		maxRows = 1000
 	}
-	res, err := s.run(ctx, pq, params, maxRows)
+	w := &scan.Warnings{}
+	res, err := s.run(scan.WithWarnings(ctx, w), pq, params, maxRows)
 	if err != nil {
 		return nil, err
 	}
-	return resultBody(res), nil
+	// The body, warnings included, is what the cache keeps: a cached
+	// answer that misses data says so as the first one did.
+	return resultBody(res, w.List()), nil
 }
 
 // prepare turns an endpoint and the request's consumer query, if any, into
@@ -314,11 +321,31 @@ func (qc *queryCatalog) release() {
 	}
 }
 
-func resultBody(res *sql.Result) []byte {
+// resultBody is Logflare's {"result": [...]}, with a "warnings" list of
+// what the answer misses (stored data set aside as damaged) when it misses
+// anything. Logflare's clients ignore members they do not know.
+func resultBody(res *sql.Result, warnings []string) []byte {
 	b := make([]byte, 0, 64+res.Len*128)
 	b = append(b, `{"result":`...)
 	b = res.AppendJSON(b)
+	b = AppendWarnings(b, warnings)
 	return append(b, '}')
+}
+
+// AppendWarnings appends `,"warnings":[...]` to a JSON object being
+// written, or nothing when there are no warnings.
+func AppendWarnings(dst []byte, warnings []string) []byte {
+	if len(warnings) == 0 {
+		return dst
+	}
+	dst = append(dst, `,"warnings":[`...)
+	for i, w := range warnings {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonstr.Append(dst, w)
+	}
+	return append(dst, ']')
 }
 
 // errorBody is Logflare's error envelope. Messages name what is wrong

@@ -116,16 +116,16 @@ type SegmentDamageError struct {
 func (e *SegmentDamageError) Error() string {
 	switch e.Unit {
 	case "block":
-		return fmt.Sprintf("segment %s: block %d of %d (%s events): %s", e.File, e.Block, e.Blocks, thousands(e.Events), causeText(e.Err))
+		return fmt.Sprintf("%s: block %d of %d (%s events): %s", e.File, e.Block, e.Blocks, thousands(e.Events), causeText(e.Err))
 	case "index":
-		return fmt.Sprintf("segment %s: index: %s", e.File, causeText(e.Err))
+		return fmt.Sprintf("%s: index: %s", e.File, causeText(e.Err))
 	case "segment":
 		if e.Events < 0 {
-			return fmt.Sprintf("segment %s: unreadable (%s); how many events it holds is unknown", e.File, causeText(e.Err))
+			return fmt.Sprintf("%s: unreadable (%s); how many events it holds is unknown", e.File, causeText(e.Err))
 		}
-		return fmt.Sprintf("segment %s: unreadable (%s); it holds %s events", e.File, causeText(e.Err), thousands(e.Events))
+		return fmt.Sprintf("%s: unreadable (%s); it holds %s events", e.File, causeText(e.Err), thousands(e.Events))
 	}
-	return fmt.Sprintf("segment %s: %s", e.File, causeText(e.Err))
+	return fmt.Sprintf("%s: %s", e.File, causeText(e.Err))
 }
 
 func (e *SegmentDamageError) Unwrap() error { return e.Err }
@@ -179,11 +179,11 @@ func checkSegment(sg *segRef) []error {
 	}
 	for _, f := range ix.Fields() {
 		if err := checkIndexField(sg, ix, f, &skip); err != nil {
-			unit := "index"
-			if !errors.Is(err, errIndexDisagrees) {
-				unit = "check" // a column failed to read: damage elsewhere
+			var ce *segment.CorruptError
+			if errors.As(err, &ce) && r.BlockAt(ce.Offset) >= 0 {
+				return errs // a column failed to read: that block is reported
 			}
-			return append(errs, &SegmentDamageError{File: file, Unit: unit, Err: err})
+			return append(errs, &SegmentDamageError{File: file, Unit: "index", Err: err})
 		}
 	}
 	return errs
@@ -387,6 +387,9 @@ func (s *Shard) Info() ShardInfo {
 	}
 	in.QuarantinedSegments, in.QuarantinedBlocks, in.QuarantinedEvents, in.QuarantinedUnknown = s.lossCounts()
 	addLost := func(u lostUnit, inUse bool) {
+		if u.pending {
+			return // not set aside: a read-only open found it (a problem of Check)
+		}
 		ld := LostData{Segment: segName(u.seg), Block: -1, Events: u.rows, Found: time.UnixMicro(u.found).UTC(), Cause: u.cause, InUse: inUse}
 		if u.kind == lossBlock {
 			ld.Block = u.block

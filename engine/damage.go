@@ -90,6 +90,9 @@ type lostUnit struct {
 	timeKnown        bool
 	found            int64 // unix µs
 	cause            string
+	// pending: found by a read-only open, which records nothing; queries
+	// still say the answer misses it, but it is not yet set aside.
+	pending bool
 }
 
 // walLoss is a lost unit for damage in a write-ahead log that a repair
@@ -431,6 +434,9 @@ func (s *Shard) lossCounts() (segs, blocks, events, unknown int64) {
 	live := slices.Clone(s.segs)
 	s.mu.RUnlock()
 	add := func(u lostUnit) {
+		if u.pending {
+			return
+		}
 		if u.kind == lossSegment {
 			segs++
 		} else {

@@ -512,6 +512,7 @@ func (s *Shard) loadSegments() error {
 				u := wholeSegmentLoss(id, err, s.footerOf(path), s.opts.Now().UnixMicro())
 				if s.opts.ReadOnly {
 					s.openProblems = append(s.openProblems, &SegmentDamageError{File: filepath.Join("segments", n), Unit: "segment", Events: u.rows, Err: err})
+					u.pending = true
 					s.lost = append(s.lost, u)
 					continue
 				}

@@ -49,11 +49,11 @@ type WALCorruptError struct {
 func (e *WALCorruptError) Error() string {
 	switch {
 	case e.Header:
-		return fmt.Sprintf("wal %s: header damaged (%v); its records read", e.File, e.Err)
+		return fmt.Sprintf("%s: header damaged (%v); its records read", e.File, e.Err)
 	case e.Recovered:
-		return fmt.Sprintf("wal %s: record at offset %d: length field damaged (%v); the record checks out with the length the next record gives, nothing is lost", e.File, e.Offset, e.Err)
+		return fmt.Sprintf("%s: record at offset %d: length field damaged (%v); the record checks out with the length the next record gives, nothing is lost", e.File, e.Offset, e.Err)
 	}
-	return fmt.Sprintf("wal %s: record at offset %d: %v; unreadable: %s", e.File, e.Offset, e.Err, e.Lost())
+	return fmt.Sprintf("%s: record at offset %d: %v; unreadable: %s", e.File, e.Offset, e.Err, e.Lost())
 }
 
 // Lost says what dropping the damage loses, for people.
@@ -84,7 +84,7 @@ type WALVersionError struct {
 }
 
 func (e *WALVersionError) Error() string {
-	return fmt.Sprintf("wal %s: format version %d is not supported by this build (it reads %d); run the Sediment version that wrote it", e.File, e.Version, walVersion)
+	return fmt.Sprintf("%s: format version %d is not supported by this build (it reads %d); run the Sediment version that wrote it", e.File, e.Version, walVersion)
 }
 
 // tailMode says what replay does with a torn last record (an incomplete

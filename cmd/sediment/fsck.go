@@ -185,7 +185,7 @@ func repairHint(p error, dataDir, source string) string {
 	case errors.As(p, &wce) && (wce.Header || wce.Recovered):
 		return "nothing is lost: the server reads every record of the file; to rewrite it clean, " + repairCmd
 	case errors.As(p, &wce):
-		return "until then the source is read-only (ingest answers 503); " + repairCmd + "; the repair drops " + wce.Lost() + " and keeps the file as it was in quarantine/"
+		return "until then the source is read-only (ingest answers 503); " + repairCmd + "; the repair drops only that and keeps the file as it was in quarantine/"
 	case errors.As(p, &wve):
 		return "not damage: a newer Sediment wrote this log; run that version"
 	case errors.As(p, &sde) && sde.Unit == "block":

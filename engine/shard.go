@@ -85,6 +85,8 @@ type Shard struct {
 	// walDamage is set when replay found the write-ahead log damaged: the
 	// shard serves what it has and refuses events until it is repaired.
 	walDamage *WALDamagedError
+	// repairs are what repairing the log at open did.
+	repairs []*WALRepair
 
 	flushKick chan struct{}
 	flushMu   sync.Mutex // one flush at a time

@@ -154,6 +154,7 @@ func RepairWALBytes(data []byte) ([]byte, *WALRepair, error) {
 
 // noteWALRepair logs a repair and counts what it dropped.
 func (s *Shard) noteWALRepair(rep *WALRepair) {
+	s.repairs = append(s.repairs, rep)
 	s.stats.walRecordsDropped.Add(int64(len(rep.Damage)))
 	s.stats.walBytesDropped.Add(rep.BytesDropped)
 	s.stats.walEventsDropped.Add(rep.EventsDropped)
@@ -226,3 +227,41 @@ func RepairWAL(dataDir, shardID string, opts *Options) ([]*WALRepair, error) {
 	}
 	return out, nil
 }
+
+// RepairShardWAL repairs the damaged write-ahead log of source id while the
+// server runs, without a restart: the shard (read-only since its log was
+// found damaged, so nothing writes its files) is closed, reopened with its
+// log files rewritten without their damage (as Options.RepairWAL does at
+// startup), and takes events again. Queries running on the old shard
+// finish on their snapshot. It returns what was repaired; an error if the
+// source's log is not damaged.
+func (e *Engine) RepairShardWAL(id string) ([]*WALRepair, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	if e.opts.ReadOnly {
+		return nil, ErrReadOnly
+	}
+	old := e.shards[id]
+	if old == nil || old.walDamage == nil {
+		return nil, ErrWALNotDamaged
+	}
+	// No compaction or retention may be running on the old shard when the
+	// new one lists the files.
+	old.compactMu.Lock()
+	old.close(false)
+	old.compactMu.Unlock()
+	delete(e.shards, id) // a failed reopen leaves the next use to open it again
+	s, err := openShard(e, id, old.dir, true)
+	if err != nil {
+		return nil, err
+	}
+	e.shards[id] = s
+	return s.repairs, nil
+}
+
+// ErrWALNotDamaged is returned by RepairShardWAL for a source whose log
+// needs no repair.
+var ErrWALNotDamaged = errors.New("engine: the source's write-ahead log is not damaged")

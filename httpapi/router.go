@@ -135,6 +135,9 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		case sub == "recent" && get:
 			s.recentEvents(ctx, token)
 			return
+		case sub == "repair-wal" && method == fasthttp.MethodPost && token != "":
+			s.repairWAL(ctx, token)
+			return
 		case sub == "search" && token != "":
 			switch {
 			case get || method == fasthttp.MethodPost:

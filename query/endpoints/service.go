@@ -308,7 +308,12 @@ func (qc *queryCatalog) Table(name string) (scan.Table, error) {
 	}
 	sh, err := qc.s.eng.Shard(src.Token)
 	if err != nil {
-		return nil, err
+		if errors.Is(err, engine.ErrClosed) {
+			return nil, err
+		}
+		// The cause may name server paths: it goes to the log only.
+		qc.s.opts.Logger.Error("open the storage of a source for a query", "source", name, "err", err)
+		return nil, fmt.Errorf("source %s: its storage could not be opened (the server log says why)", name)
 	}
 	sn := sh.Snapshot()
 	qc.snaps[name] = sn

@@ -397,8 +397,17 @@ func (s *Shard) markBlockDamaged(sg *segRef, b int, cause error) lostUnit {
 	}
 	next[b] = u
 	sg.dmg.Store(&next)
-	s.stats.blocksQuarantined.Add(1)
 	file := filepath.Join("segments", segName(sg.id))
+	s.mu.RLock()
+	live := slices.Contains(s.segs, sg)
+	s.mu.RUnlock()
+	if !live {
+		// A query on an older snapshot read a segment that a compaction
+		// has since replaced (the rewrite read the block fine, from the
+		// cache or before the damage): nothing current is lost.
+		s.opts.Logger.Warn("damage found in a segment already replaced", "shard", s.id, "file", file, "block", b, "cause", u.cause)
+		return u
+	}
 	var perr error
 	if !s.opts.ReadOnly {
 		units := make([]lostUnit, 0, len(next))

@@ -451,3 +451,53 @@ func FuzzDamageRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestDamagedDamageRecord: a damage record that fails its checksum loses
+// nothing silently. In segments/ it is dropped and its block is found
+// damaged again when read; in quarantine/ its segment counts as lost, size
+// unknown, and every answer says so.
+func TestDamagedDamageRecord(t *testing.T) {
+	fs, path, truth := damageFixture(t)
+	rg := regionsOf(t, fs, path)
+	data, _ := vfs.ReadFile(fs, path)
+	for off := slices.Index(rg.blockAt, 1); rg.blockAt[off] == 1; off += 16 {
+		data[off] ^= 0x40
+	}
+	writeFile(t, fs, path, data)
+	full := scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime}
+	e := openTestEngine(t, fs, nil)
+	s, _ := e.Shard(shardID)
+	checkHonest(t, "first", queryShard(s, full), expected(truth, full))
+	e.Close()
+	rec := filepath.Join(filepath.Dir(path), damageName(0))
+	flipFile := func(p string) {
+		b, err := vfs.ReadFile(fs, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 1
+		writeFile(t, fs, p, b)
+	}
+	flipFile(rec)
+	e = openTestEngine(t, fs, nil)
+	s, _ = e.Shard(shardID)
+	if missing := checkHonest(t, "record in segments/ damaged", queryShard(s, full), expected(truth, full)); len(missing) != rg.blockRows[1] {
+		t.Fatalf("%d rows missing, want block 1's %d", len(missing), rg.blockRows[1])
+	}
+	if _, err := s.Compact(); err != nil { // rewrites without block 1
+		t.Fatal(err)
+	}
+	e.Close()
+	flipFile(filepath.Join(filepath.Dir(filepath.Dir(path)), "quarantine", damageName(0)))
+	e = openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, _ = e.Shard(shardID)
+	a := queryShard(s, full)
+	checkHonest(t, "record in quarantine/ damaged", a, expected(truth, full))
+	if len(a.warnings) != 1 || !strings.Contains(a.warnings[0], "how many events it held is unknown: its damage record is unreadable") {
+		t.Fatalf("warnings %q", a.warnings)
+	}
+	if in := s.Info(); in.QuarantinedUnknown != 1 || len(in.Warnings) != 1 {
+		t.Fatalf("info %+v", in)
+	}
+}

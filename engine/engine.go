@@ -86,7 +86,8 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		s, err := openShard(e, n, filepath.Join(srcDir, n), o.RepairWAL)
 		if err != nil {
 			e.closeShards(false)
-			return nil, err
+			// Errors name files relative to the source's directory.
+			return nil, fmt.Errorf("source directory %s: %w", filepath.Join(srcDir, n), err)
 		}
 		e.shards[n] = s
 	}

@@ -134,9 +134,10 @@ type Options struct {
 
 	// ReadOnly opens the data directory without changing it, for fsck and
 	// the query command next to a running server: the write-ahead log is
-	// replayed into memory (a damaged tail is left alone), damaged segments
-	// are skipped rather than quarantined, nothing runs in the background,
-	// and Append fails.
+	// replayed into memory (damage and a torn tail are left alone), damaged
+	// segments and blocks are skipped and reported rather than set aside on
+	// disk (queries still say what they miss), nothing runs in the
+	// background, and Append fails.
 	ReadOnly bool
 
 	// DisableBackground turns off the flush, compaction and retention

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -60,9 +61,16 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 	}
 	// Data set aside for good that the query's time range covers: a unit
 	// that reads nothing and says so, when the executor reaches it.
+	// Data older than the source's retention would be gone anyway: its
+	// loss is no longer news.
+	cutoff := int64(scan.MinTime)
+	if days := sn.shard.retentionDays.Load(); days > 0 {
+		cutoff = sn.shard.opts.Now().Add(-time.Duration(days) * 24 * time.Hour).UnixMicro()
+	}
 	for _, lost := range [][]lostUnit{sn.lost, sn.walLost} {
 		for i := range lost {
-			if u := &lost[i]; u.overlaps(req.TimeMin, req.TimeMax) {
+			u := &lost[i]
+			if u.overlaps(max(req.TimeMin, cutoff), req.TimeMax) {
 				sc.units = append(sc.units, &lostScanUnit{sc: sc, u: *u})
 			}
 		}
@@ -288,12 +296,12 @@ func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 		if lu, ok := p.seg.damaged(b); ok {
 			// Set aside: the footer's statistics still tell whether the
 			// query could have wanted its rows.
-			if sc.blockMayMatchStats(p, b) {
+			if ok, _ := sc.blockMayMatch(p, b, false); ok {
 				sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})
 			}
 			continue
 		}
-		ok, err := sc.blockMayMatch(p, b)
+		ok, err := sc.blockMayMatch(p, b, true)
 		if err != nil {
 			if !errors.Is(err, segment.ErrCorrupt) {
 				return err
@@ -309,47 +317,10 @@ func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 	return nil
 }
 
-// blockMayMatchStats is blockMayMatch from the footer alone (presence and
-// value ranges), for a block whose units cannot be read.
-func (sc *shardScan) blockMayMatchStats(p *part, b int) bool {
-	r := p.seg.r
-	for _, pr := range sc.preds {
-		if pr.Op == scan.IsNull {
-			continue
-		}
-		cols := predCols(p, pr)
-		present := false
-		for _, c := range cols {
-			if _, ok := r.Chunk(b, c.idx); ok {
-				present = true
-			}
-		}
-		if !present {
-			return false
-		}
-		if len(cols) != 1 || pr.Op == scan.IsNotNull {
-			continue
-		}
-		c := cols[0]
-		ci, _ := r.Chunk(b, c.idx)
-		switch {
-		case (c.typ == segment.TypeInt64 && pr.Type == vec.Int64 || c.typ == segment.TypeTimestamp && pr.Type == vec.Timestamp) && ci.HasNumRange:
-			if !rangeMayMatch(pr, ci.MinInt, ci.MaxInt) {
-				return false
-			}
-		case c.typ == segment.TypeString && pr.Type == vec.String && pr.Op == scan.Eq:
-			x := pr.Args[0].Str
-			if ci.HasMinStr && x < ci.MinStr || ci.HasMaxStr && x > ci.MaxStr {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// blockMayMatch prunes a block by its chunks' presence, value ranges and
-// dictionaries.
-func (sc *shardScan) blockMayMatch(p *part, b int) (bool, error) {
+// blockMayMatch prunes a block by its chunks' presence, value ranges and,
+// with dicts, dictionaries (without: from the footer alone, for a block
+// whose units cannot be read).
+func (sc *shardScan) blockMayMatch(p *part, b int, dicts bool) (bool, error) {
 	r := p.seg.r
 	for _, pr := range sc.preds {
 		if pr.Op == scan.IsNull {
@@ -382,7 +353,7 @@ func (sc *shardScan) blockMayMatch(p *part, b int) (bool, error) {
 					return false, nil
 				}
 			}
-			if ci.DictEntries > 0 && (pr.Op == scan.Eq || pr.Op == scan.In || pr.Op == scan.Regex || pr.Op == scan.Contains || pr.Op == scan.StartsWith) {
+			if dicts && ci.DictEntries > 0 && (pr.Op == scan.Eq || pr.Op == scan.In || pr.Op == scan.Regex || pr.Op == scan.Contains || pr.Op == scan.StartsWith) {
 				dict, err := r.DictStrings(b, c.idx)
 				if err != nil {
 					return false, err

@@ -104,15 +104,14 @@ type Shard struct {
 }
 
 type shardCounters struct {
-	appended          atomic.Int64
-	flushes           atomic.Int64
-	compactions       atomic.Int64
-	concatenated      atomic.Int64 // compactions done by copying blocks
-	segmentsPurged    atomic.Int64
-	quarantined       atomic.Int64 // segment files moved to quarantine/
-	blocksQuarantined atomic.Int64 // blocks found damaged and set aside
-	indexesDamaged    atomic.Int64
-	walBytesCut       atomic.Int64
+	appended       atomic.Int64
+	flushes        atomic.Int64
+	compactions    atomic.Int64
+	concatenated   atomic.Int64 // compactions done by copying blocks
+	segmentsPurged atomic.Int64
+	quarantined    atomic.Int64 // segment files moved to quarantine/
+	indexesDamaged atomic.Int64
+	walBytesCut    atomic.Int64
 	// What repairs of the write-ahead log dropped (damaged spans, their
 	// bytes, the events they said they held).
 	walRecordsDropped atomic.Int64
@@ -162,6 +161,11 @@ func (s *segRef) release() {
 	if s.removed.Load() {
 		if err := s.shard.opts.FS.Remove(s.path); err != nil {
 			s.shard.opts.Logger.Warn("remove segment", "shard", s.shard.id, "segment", s.id, "err", err)
+		}
+		// Dropped whole (retention): its record of damaged blocks goes too,
+		// or a restart would take it for a loss.
+		if dp := filepath.Join(s.shard.segDir, damageName(s.id)); s.dmg.Load() != nil && s.shard.opts.FS.Exists(dp) {
+			s.shard.opts.FS.Remove(dp)
 		}
 	}
 }
@@ -527,7 +531,11 @@ func (s *Shard) loadSegments() error {
 	}
 	if qn, err := fs.List(s.quarDir); err == nil {
 		for _, n := range qn {
-			if id, ok := parseSeqName(n, ".seg"); ok {
+			id, ok := parseSeqName(n, ".seg")
+			if !ok {
+				id, ok = parseSeqName(n, damageExt) // its .seg may be deleted
+			}
+			if ok {
 				s.nextSeg = max(s.nextSeg, id+1)
 			}
 		}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/index"
 	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/segment"
 )
 
@@ -18,24 +20,44 @@ import (
 // bounds, that each index agrees exactly with the columns it indexes, and
 // that every WAL record still decodes (only the newest log file may end in
 // a torn record). Segment metadata was decoded when the segment opened.
-// It returns all problems found, joined.
-func (s *Shard) Check() error {
+// It returns all problems found, joined (see CheckProblems).
+func (s *Shard) Check() error { return errors.Join(s.CheckProblems()...) }
+
+// CheckProblems is Check's problems one by one, each naming files relative
+// to the source's directory: *SegmentDamageError for segments,
+// *WALCorruptError and *WALVersionError for the log, and what a read-only
+// open found (the same damage is listed once). Blocks already set aside
+// are not problems: they are in the shard's record of lost data
+// (ShardInfo.Lost).
+func (s *Shard) CheckProblems() []error {
 	sn := s.Snapshot()
 	defer sn.Release()
 	var errs []error
-	seen := map[uint64]bool{}
-	for _, sg := range sn.segs {
-		if seen[sg.id] {
-			errs = append(errs, fmt.Errorf("segment %d listed twice", sg.id))
-		}
-		seen[sg.id] = true
-		if err := checkSegment(sg); err != nil {
+	seen := map[string]bool{}
+	add := func(err error) {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
 			errs = append(errs, err)
 		}
 	}
+	s.mu.RLock()
+	for _, err := range s.openProblems {
+		add(err)
+	}
+	s.mu.RUnlock()
+	ids := map[uint64]bool{}
+	for _, sg := range sn.segs {
+		if ids[sg.id] {
+			add(fmt.Errorf("segment %d listed twice", sg.id))
+		}
+		ids[sg.id] = true
+		for _, err := range checkSegment(sg) {
+			add(err)
+		}
+	}
 	names, err := s.opts.FS.List(s.walDir)
-	if err != nil {
-		errs = append(errs, err)
+	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		add(err)
 	}
 	lastSeq, covered := uint64(0), uint64(0)
 	for _, n := range names {
@@ -57,52 +79,122 @@ func (s *Shard) Check() error {
 		if seq == lastSeq {
 			tail = tailKeep
 		}
-		_, err := walReplay(s.opts.FS, filepath.Join(s.walDir, n), tail, func([]event.Event) error { return nil })
-		if err != nil && !errors.Is(err, iofs.ErrNotExist) { // flushed and removed meanwhile
-			errs = append(errs, err)
+		data, err := vfs.ReadFile(s.opts.FS, filepath.Join(s.walDir, n))
+		if errors.Is(err, iofs.ErrNotExist) {
+			continue // flushed and removed meanwhile
+		}
+		if err != nil {
+			add(err)
+			continue
+		}
+		p, err := parseWAL(data, filepath.Join("wal", n), tail, func([]event.Event) error { return nil })
+		if err != nil {
+			add(err)
+			continue
+		}
+		for _, d := range p.damage {
+			add(d)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
-func checkSegment(sg *segRef) error {
+// SegmentDamageError is damage found in a segment: what unit, and what
+// setting it aside loses.
+type SegmentDamageError struct {
+	File string // relative to the source's directory: segments/<id>.seg
+	// Unit is what is damaged: "block" (a data page or dictionary),
+	// "index" (nothing is lost: queries scan the segment without it),
+	// "segment" (header, trailer, footer or metadata: all of it), or
+	// "check" (a consistency check across units failed).
+	Unit          string
+	Block, Blocks int   // the block, for Unit "block"
+	Events        int64 // what setting the unit aside loses; -1 unknown
+	Err           error
+}
+
+func (e *SegmentDamageError) Error() string {
+	switch e.Unit {
+	case "block":
+		return fmt.Sprintf("%s: block %d of %d (%s events): %s", e.File, e.Block, e.Blocks, thousands(e.Events), causeText(e.Err))
+	case "index":
+		return fmt.Sprintf("%s: index: %s", e.File, causeText(e.Err))
+	case "segment":
+		if e.Events < 0 {
+			return fmt.Sprintf("%s: unreadable (%s); how many events it holds is unknown", e.File, causeText(e.Err))
+		}
+		return fmt.Sprintf("%s: unreadable (%s); it holds %s events", e.File, causeText(e.Err), thousands(e.Events))
+	}
+	return fmt.Sprintf("%s: %s", e.File, causeText(e.Err))
+}
+
+func (e *SegmentDamageError) Unwrap() error { return e.Err }
+
+// checkSegment checks every block not already set aside, the sections,
+// the time bounds and the index.
+func checkSegment(sg *segRef) []error {
 	r := sg.r
-	if err := r.Check(); err != nil {
-		return err
+	file := filepath.Join("segments", segName(sg.id))
+	var errs []error
+	var skip roaring.Bitmap // rows of blocks set aside or found damaged now
+	for b := 0; b < r.NumBlocks(); b++ {
+		bi := r.Block(b)
+		if _, ok := sg.damaged(b); ok {
+			skip.AddRange(uint64(bi.FirstRow), uint64(bi.FirstRow+bi.Rows))
+			continue
+		}
+		if err := r.CheckBlock(b); err != nil {
+			errs = append(errs, &SegmentDamageError{File: file, Unit: "block", Block: b, Blocks: r.NumBlocks(), Events: int64(bi.Rows), Err: err})
+			skip.AddRange(uint64(bi.FirstRow), uint64(bi.FirstRow+bi.Rows))
+		}
+	}
+	if err := r.CheckSections(); err != nil {
+		unit := "segment"
+		if ce := (*segment.CorruptError)(nil); errors.As(err, &ce) && ce.Section == "section "+sectionIndex {
+			unit = "index"
+		}
+		errs = append(errs, &SegmentDamageError{File: file, Unit: unit, Events: int64(r.Rows()), Err: err})
 	}
 	fail := func(format string, args ...any) error {
-		return &segment.CorruptError{Path: sg.path, Offset: -1, Section: "check", Err: fmt.Errorf(format, args...)}
+		return &SegmentDamageError{File: file, Unit: "check", Err: &segment.CorruptError{Path: file, Offset: -1, Section: "check", Err: fmt.Errorf(format, args...)}}
 	}
 	minT, maxT := r.TimeRange()
 	lo, hi := r.Block(0).MinTime, r.Block(0).MaxTime
 	for b := 0; b < r.NumBlocks(); b++ {
 		bi := r.Block(b)
 		if bi.MinTime < minT || bi.MaxTime > maxT {
-			return fail("block %d time range outside the segment's", b)
+			return append(errs, fail("block %d time range outside the segment's", b))
 		}
 		lo, hi = min(lo, bi.MinTime), max(hi, bi.MaxTime)
 	}
 	if lo != minT || hi != maxT {
-		return fail("segment time range does not match its blocks")
+		return append(errs, fail("segment time range does not match its blocks"))
 	}
 	ix, err := sg.index()
 	if err != nil {
-		return err
+		return append(errs, &SegmentDamageError{File: file, Unit: "index", Err: err})
 	}
 	if ix == nil {
-		return nil
+		return errs
 	}
 	for _, f := range ix.Fields() {
-		if err := checkIndexField(sg, ix, f); err != nil {
-			return err
+		if err := checkIndexField(sg, ix, f, &skip); err != nil {
+			var ce *segment.CorruptError
+			if errors.As(err, &ce) && r.BlockAt(ce.Offset) >= 0 {
+				return errs // a column failed to read: that block is reported
+			}
+			return append(errs, &SegmentDamageError{File: file, Unit: "index", Err: err})
 		}
 	}
-	return nil
+	return errs
 }
+
+// errIndexDisagrees marks an index whose postings differ from its column.
+var errIndexDisagrees = errors.New("index disagrees with the column")
 
 // checkIndexField recomputes a field's postings from its column and
 // compares them with the index.
-func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo) error {
+func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo, skip *roaring.Bitmap) error {
 	r := sg.r
 	var ct segment.ColType
 	switch f.Kind {
@@ -115,7 +207,7 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo) error {
 	}
 	col := r.Column(f.Path, ct)
 	if col < 0 {
-		return &segment.CorruptError{Path: sg.path, Offset: -1, Section: "index", Err: fmt.Errorf("index field %s(%s) has no column", f.Path, f.Kind)}
+		return &segment.CorruptError{Path: filepath.Join("segments", segName(sg.id)), Offset: -1, Section: "index", Err: fmt.Errorf("index field %s(%s) has no column: %w", f.Path, f.Kind, errIndexDisagrees)}
 	}
 	want := map[any]*roaring.Bitmap{}
 	long := roaring.New()
@@ -130,6 +222,9 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo) error {
 	var v vec.Vector
 	for b := 0; b < r.NumBlocks(); b++ {
 		bi := r.Block(b)
+		if skip.Contains(uint32(bi.FirstRow)) {
+			continue // set aside: the index may list its rows
+		}
 		if err := r.ReadColumnOnce(b, col, 0, bi.Rows, &v); err != nil {
 			return err
 		}
@@ -158,15 +253,31 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo) error {
 		}
 	}
 	got := 0
+	file := filepath.Join("segments", segName(sg.id))
+	disagree := func(format string, args ...any) error {
+		return &segment.CorruptError{Path: file, Offset: -1, Section: "index",
+			Err: fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), errIndexDisagrees)}
+	}
 	err := ix.ForEachTerm(f.Path, f.Kind, func(term any, rows *roaring.Bitmap) error {
-		got++
 		w := want[term]
-		if rows == nil && w != nil {
-			return nil // a frequent token: no postings kept
+		if rows == nil { // a frequent token: no postings kept
+			switch {
+			case w != nil:
+				got++
+			case skip.IsEmpty():
+				return disagree("field %s(%s): a term the column lacks is indexed", f.Path, f.Kind)
+			}
+			return nil
 		}
+		if !skip.IsEmpty() {
+			rows = roaring.AndNot(rows, skip)
+			if rows.IsEmpty() && w == nil {
+				return nil // only rows set aside held it
+			}
+		}
+		got++
 		if w == nil || !w.Equals(rows) {
-			return &segment.CorruptError{Path: sg.path, Offset: -1, Section: "index",
-				Err: fmt.Errorf("field %s(%s): postings of a term disagree with the column", f.Path, f.Kind)}
+			return disagree("field %s(%s): postings of a term disagree with the column", f.Path, f.Kind)
 		}
 		return nil
 	})
@@ -174,8 +285,7 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo) error {
 		return err
 	}
 	if got != len(want) {
-		return &segment.CorruptError{Path: sg.path, Offset: -1, Section: "index",
-			Err: fmt.Errorf("field %s(%s): %d terms indexed, column has %d", f.Path, f.Kind, got, len(want))}
+		return disagree("field %s(%s): %d terms indexed, column has %d", f.Path, f.Kind, got, len(want))
 	}
 	if f.Kind == index.KindToken {
 		lr, err := ix.LongRows(f.Path)
@@ -185,8 +295,9 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo) error {
 		if lr == nil {
 			lr = roaring.New()
 		}
+		lr = roaring.AndNot(lr, skip)
 		if !lr.Equals(long) {
-			return &segment.CorruptError{Path: sg.path, Offset: -1, Section: "index", Err: fmt.Errorf("field %s: long-token rows disagree", f.Path)}
+			return disagree("field %s: long-token rows disagree", f.Path)
 		}
 	}
 	return nil
@@ -212,8 +323,29 @@ type ShardInfo struct {
 	HeadRows     int // events in memory (head and heads being flushed)
 	MinTime      int64
 	MaxTime      int64
-	Quarantined  int64 // segments moved aside since the shard opened
-	WALBytesCut  int64 // torn-tail bytes cut at startup
+	// Quarantined counts segment files moved to quarantine/ since the
+	// shard opened.
+	Quarantined int64
+	// What answers no longer include, as recorded on disk (segments/*.dmg
+	// and quarantine/): whole segments and blocks set aside, the events
+	// they held where known, and the segments whose size is unknown. Lost
+	// lists them.
+	QuarantinedSegments int64
+	QuarantinedBlocks   int64
+	QuarantinedEvents   int64
+	QuarantinedUnknown  int64
+	Lost                []LostData
+	// DamagedIndexes counts segment indexes found damaged since the shard
+	// opened (queries scan those segments without them; nothing is lost).
+	DamagedIndexes int64
+	WALBytesCut    int64 // torn-tail bytes cut at startup
+	// WALDamage is the damage that keeps the source read-only until its
+	// log is repaired (nil when none); the WAL counters say what repairs
+	// dropped since the shard opened.
+	WALDamage         []*WALCorruptError
+	WALRecordsDropped int64
+	WALBytesDropped   int64
+	WALEventsDropped  int64
 	// Fields not stored since the shard opened (see FieldDrops).
 	DroppedFields      int64
 	EventsOverFieldCap int64
@@ -228,8 +360,24 @@ type ShardInfo struct {
 	Background []TaskStats
 	// LogSync describes buffered mode's periodic fsyncs (zero in sync
 	// mode, where every acknowledged batch was fsynced first).
-	LogSync  LogSyncStats
+	LogSync LogSyncStats
+	// Warnings are problems an open found and left alone (a read-only
+	// open: damage it did not set aside or repair).
 	Warnings []string
+}
+
+// LostData is one unit of stored data set aside as damaged.
+type LostData struct {
+	Segment string // the segment's file name, <id>.seg
+	Block   int    // -1 for the whole segment
+	Events  int64  // -1 when unknown
+	// MinTime and MaxTime bound its events (unix µs); both 0 when unknown.
+	MinTime, MaxTime int64
+	Found            time.Time
+	Cause            string
+	// InUse: the segment is still in use with the block skipped (a
+	// compaction rewrites it without); otherwise it is in quarantine/.
+	InUse bool
 }
 
 // Info describes the shard as it is now.
@@ -237,14 +385,44 @@ func (s *Shard) Info() ShardInfo {
 	sn := s.Snapshot()
 	defer sn.Release()
 	s.mu.RLock()
-	warnings := append([]string(nil), s.readOnlyWarnings...)
+	var warnings []string
+	for _, err := range s.openProblems {
+		warnings = append(warnings, err.Error())
+	}
 	s.mu.RUnlock()
 	in := ShardInfo{ID: s.id, Quarantined: s.stats.quarantined.Load(), WALBytesCut: s.stats.walBytesCut.Load(),
-		Warnings:       warnings,
-		SegmentsPurged: s.stats.segmentsPurged.Load(), SegmentsRewritten: s.stats.segmentsRewritten.Load(),
+		Warnings: warnings, DamagedIndexes: s.stats.indexesDamaged.Load(),
+		WALRecordsDropped: s.stats.walRecordsDropped.Load(), WALBytesDropped: s.stats.walBytesDropped.Load(),
+		WALEventsDropped: s.stats.walEventsDropped.Load(),
+		SegmentsPurged:   s.stats.segmentsPurged.Load(), SegmentsRewritten: s.stats.segmentsRewritten.Load(),
 		RowsExpired: s.stats.rowsExpired.Load(), Background: s.taskStats(), LogSync: s.logSyncStats()}
 	fd := s.FieldDrops()
 	in.DroppedFields, in.EventsOverFieldCap, in.FieldsOverEventCap = fd.Unstorable, fd.EventsOverCap, fd.FieldsOverCap
+	if s.walDamage != nil {
+		in.WALDamage = s.walDamage.Damage
+	}
+	in.QuarantinedSegments, in.QuarantinedBlocks, in.QuarantinedEvents, in.QuarantinedUnknown = s.lossCounts()
+	addLost := func(u lostUnit, inUse bool) {
+		if u.pending {
+			return // not set aside: a read-only open found it (a problem of Check)
+		}
+		ld := LostData{Segment: segName(u.seg), Block: -1, Events: u.rows, Found: time.UnixMicro(u.found).UTC(), Cause: u.cause, InUse: inUse}
+		if u.kind == lossBlock {
+			ld.Block = u.block
+		}
+		if u.timeKnown {
+			ld.MinTime, ld.MaxTime = u.minTime, u.maxTime
+		}
+		in.Lost = append(in.Lost, ld)
+	}
+	for _, u := range sn.lost {
+		addLost(u, false)
+	}
+	for _, sg := range sn.segs {
+		for _, u := range sg.damagedBlocks() {
+			addLost(u, true)
+		}
+	}
 	first := true
 	note := func(lo, hi int64) {
 		if first || lo < in.MinTime {

@@ -31,6 +31,11 @@ func (s *Shard) Compact() (int, error) {
 func (s *Shard) compact() (int, error) {
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
+	// A segment with blocks set aside (or a damaged index) is rewritten
+	// without them first; it takes part in no other merge until then.
+	if n, err := s.rewriteDamaged(); n > 0 || err != nil {
+		return n, err
+	}
 	group := s.pickCompaction()
 	if len(group) == 0 {
 		return 0, nil
@@ -61,22 +66,22 @@ func (s *Shard) compact() (int, error) {
 	s.nextSeg++
 	s.mu.Unlock()
 	var ref *segRef
+	var err error
 	if !expired && s.canConcatenate(group) {
-		var err error
-		if ref, err = s.concatSegments(id, group, meta); err != nil {
-			return 0, err
+		ref, err = s.concatSegments(id, group, meta)
+		if err == nil {
+			s.stats.concatenated.Add(1)
 		}
-		s.stats.concatenated.Add(1)
 	} else {
-		src, err := newMergeSource(group, cutoff)
-		if err != nil {
-			return 0, err
+		var src *mergeSource
+		if src, err = newMergeSource(group, cutoff); err == nil && src.rows() > 0 {
+			// (with no rows every input expired: the inputs just go)
+			ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
 		}
-		if src.rows() > 0 { // otherwise every row expired: the inputs just go
-			if ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel); err != nil {
-				return 0, err
-			}
-		}
+	}
+	if err != nil {
+		s.noteReadDamage(group, err)
+		return 0, err
 	}
 	s.replaceSegments(group, ref)
 	s.stats.compactions.Add(1)
@@ -134,6 +139,9 @@ func (s *Shard) pickCompaction() []*segRef {
 	}
 	for _, sg := range s.segs {
 		n := sg.r.Rows()
+		if sg.needsRewrite() {
+			n = small // never merged as it is: rewriteDamaged takes it
+		}
 		if n >= small || rows+n > s.opts.SegmentMaxRows || len(union)+wouldAdd(sg) > segment.MaxColumns {
 			if len(run) >= s.opts.CompactionMinInputs {
 				return run

@@ -85,10 +85,11 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		if !validShardID(n) {
 			continue
 		}
-		s, err := openShard(e, n, filepath.Join(srcDir, n))
+		s, err := openShard(e, n, filepath.Join(srcDir, n), o.RepairWAL)
 		if err != nil {
 			e.closeShards(false)
-			return nil, err
+			// Errors name files relative to the source's directory.
+			return nil, fmt.Errorf("source directory %s: %w", filepath.Join(srcDir, n), err)
 		}
 		e.shards[n] = s
 	}
@@ -131,7 +132,7 @@ func (e *Engine) Shard(id string) (*Shard, error) {
 	if e.opts.ReadOnly {
 		return nil, fmt.Errorf("engine: no data for source %s (read-only)", id)
 	}
-	s, err := openShard(e, id, filepath.Join(e.dir, "sources", id))
+	s, err := openShard(e, id, filepath.Join(e.dir, "sources", id), e.opts.RepairWAL)
 	if err != nil {
 		return nil, e.noteNoSpace("creating the source's directory", err)
 	}

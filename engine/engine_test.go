@@ -457,27 +457,46 @@ func TestWALTornTailIsCut(t *testing.T) {
 	checkClean(t, e2)
 }
 
+// TestWALCorruptionInTheMiddleIsReported: damage in the first of six
+// records keeps startup going; the shard serves the five records after it,
+// refuses events and says so; a repair drops only the damaged record and
+// says how many events it held.
 func TestWALCorruptionInTheMiddleIsReported(t *testing.T) {
 	fs := vfs.NewMemFS()
 	e := openTestEngine(t, fs, nil)
 	s, _ := e.Shard(shardID)
-	appendRange(t, s, 0, 200, 1_700_000_000_000_000)
+	want := appendRange(t, s, 0, 200, 1_700_000_000_000_000) // records of 37 events
 	img := fs.CrashClone()
 	e.Close()
 	p := walPath(t, img)
 	data, _ := vfs.ReadFile(img, p)
-	data[walHeaderSize+20] ^= 0xff // inside the first record
+	data[walHeaderSize+40] ^= 0xff // inside the first record's payload
 	f, _ := img.Create(p)
 	f.Write(data)
 	f.Sync()
 	f.Close()
 	img.SyncDir(filepath.Dir(p))
-	_, err := Open("/data", testOptions(img.CrashClone()))
-	var wce *WALCorruptError
-	if !errors.As(err, &wce) || !errors.Is(err, ErrWALCorrupt) || wce.Offset != walHeaderSize {
-		t.Fatalf("want WALCorruptError at %d, got %v", walHeaderSize, err)
+	for i := 0; i < 37; i++ {
+		delete(want, testEvent(i, 0).ID)
 	}
-	// An explicit repair cuts there and starts.
+	e1, err := Open("/data", testOptions(img.CrashClone()))
+	if err != nil {
+		t.Fatalf("startup with a damaged log: %v", err)
+	}
+	s1, _ := e1.Shard(shardID)
+	assertEvents(t, s1, want)
+	if err := s1.Append(ctx, []event.Event{testEvent(900, 1)}); !errors.Is(err, ErrWALDamaged) {
+		t.Fatalf("append to a shard with a damaged log: %v", err)
+	}
+	in := s1.Info()
+	if len(in.WALDamage) != 1 || in.WALDamage[0].Offset != walHeaderSize || !in.WALDamage[0].FramingIntact || in.WALDamage[0].Events != 37 {
+		t.Fatalf("damage %+v", in.WALDamage)
+	}
+	if !hasConditionKind(s1, ConditionWALDamaged) {
+		t.Fatal("no condition raised")
+	}
+	e1.Close()
+	// An explicit repair drops that record only, and starts clean.
 	opts := testOptions(img.CrashClone())
 	opts.RepairWAL = true
 	e2, err := Open("/data", opts)
@@ -486,9 +505,14 @@ func TestWALCorruptionInTheMiddleIsReported(t *testing.T) {
 	}
 	defer e2.Close()
 	s2, _ := e2.Shard(shardID)
-	if n := len(readAll(t, s2)); n != 0 {
-		t.Fatalf("repair kept %d events after the damage", n)
+	assertEvents(t, s2, want)
+	if in := s2.Info(); in.WALEventsDropped != 37 || in.WALRecordsDropped != 1 || len(in.WALDamage) != 0 {
+		t.Fatalf("after repair: %+v", in)
 	}
+	if err := s2.Append(ctx, []event.Event{testEvent(900, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, e2)
 }
 
 func TestDamagedSegmentIsQuarantined(t *testing.T) {

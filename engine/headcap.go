@@ -213,19 +213,19 @@ func (s *Shard) capEventFields(events []event.Event) (out []event.Event, cut, lo
 // errHeadSplit stops the replay of a file that must start a new head.
 var errHeadSplit = errors.New("engine: log file starts a new head")
 
-// replayWAL replays one log file into the shard's head (calling onRecord
-// for each record), as startup does. When the file's events need columns
+// replayWAL replays one log file into the shard's head, as startup does,
+// and returns what reading the file found (walReplay). When the file's events need columns
 // the head cannot take, the head is frozen at the end of the previous file
 // and the file replayed into a new one, as the committer split them: a
 // head and its log files stay together. Only a file too wide for a head of
 // its own (written by an older version, or before MaxColumns was lowered)
 // loses fields, which are counted.
-func (s *Shard) replayWAL(path string, seq uint64, tail tailMode, onRecord func(), scratch *[]byte) (int64, error) {
+func (s *Shard) replayWAL(path string, seq uint64, tail tailMode, scratch *[]byte) (*walParse, error) {
 	for split := false; ; split = true {
 		h := s.head
 		m := h.mark()
 		fresh := h.rows+h.staged == 0
-		dropped, err := walReplay(s.opts.FS, path, tail, func(evs []event.Event) error {
+		p, err := walReplay(s.opts.FS, path, tail, func(evs []event.Event) error {
 			for j := range evs {
 				*scratch = h.add(&evs[j], *scratch)
 				if h.capSkipped == 0 {
@@ -237,7 +237,6 @@ func (s *Shard) replayWAL(path string, seq uint64, tail tailMode, onRecord func(
 				h.droppedFields += h.capSkipped
 				h.capSkipped = 0
 			}
-			onRecord()
 			return nil
 		})
 		if errors.Is(err, errHeadSplit) {
@@ -251,6 +250,6 @@ func (s *Shard) replayWAL(path string, seq uint64, tail tailMode, onRecord func(
 		}
 		h.publish()
 		s.countDroppedFields(h.droppedFields - m.droppedFields)
-		return dropped, err
+		return p, err
 	}
 }

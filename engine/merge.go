@@ -80,8 +80,8 @@ type runPiece struct {
 }
 
 // newMergeSource prepares the merge of group, dropping rows older than
-// cutoff. Blocks entirely older than cutoff are skipped without being
-// read; blocks that straddle it have their timestamps read once to count
+// cutoff and the blocks set aside as damaged. Blocks entirely older than
+// cutoff are skipped without being read; blocks that straddle it have their timestamps read once to count
 // what is kept.
 func newMergeSource(group []*segRef, cutoff int64) (*mergeSource, error) {
 	ms := &mergeSource{}
@@ -98,6 +98,9 @@ func newMergeSource(group []*segRef, cutoff int64) (*mergeSource, error) {
 			bi := r.Block(b)
 			if bi.Rows == 0 || bi.MaxTime < cutoff {
 				continue
+			}
+			if _, damaged := group[i].damaged(b); damaged {
+				continue // set aside: its rows are in no output row
 			}
 			run := mergeRun{in: i, b: b, minTime: bi.MinTime}
 			if bi.MinTime < cutoff {

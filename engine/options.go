@@ -143,16 +143,21 @@ type Options struct {
 	// this many distinct values (default 64).
 	IndexMaxValueTerms int
 
-	// RepairWAL lets startup cut a write-ahead log at a damaged record even
-	// when valid records follow (they are lost). Off by default: startup
-	// fails with a WALCorruptError instead.
+	// RepairWAL makes startup rewrite each damaged write-ahead log without
+	// its damaged records (repairWALFile: only the damaged record when the
+	// length framing is intact, else the bytes up to the next record that
+	// checks out), keeping the file as it was in the source's quarantine/,
+	// and logging what was dropped. Off by default: a source whose log is
+	// damaged then opens read-only (ConditionWALDamaged), serving what
+	// replay could read, until an operator repairs it.
 	RepairWAL bool
 
 	// ReadOnly opens the data directory without changing it, for fsck and
 	// the query command next to a running server: the write-ahead log is
-	// replayed into memory (a damaged tail is left alone), damaged segments
-	// are skipped rather than quarantined, nothing runs in the background,
-	// and Append fails.
+	// replayed into memory (damage and a torn tail are left alone), damaged
+	// segments and blocks are skipped and reported rather than set aside on
+	// disk (queries still say what they miss), nothing runs in the
+	// background, and Append fails.
 	ReadOnly bool
 
 	// DisableBackground turns off the flush, compaction and retention

@@ -124,8 +124,8 @@ func TestBufferedSyncFailureStopsAcks(t *testing.T) {
 
 // TestTornSealedLogIsDamage: only the newest log file can end torn (a
 // sealed one was synced whole before the next was created), so a torn
-// sealed file stops startup and fsck's check reports it, while the same
-// damage in the newest file is cut at startup.
+// sealed file is damage: fsck's check reports it and the shard starts
+// read-only, while the same tear in the newest file is cut at startup.
 func TestTornSealedLogIsDamage(t *testing.T) {
 	fs := vfs.NewMemFS()
 	e := openTestEngine(t, fs, nil)
@@ -171,8 +171,18 @@ func TestTornSealedLogIsDamage(t *testing.T) {
 		t.Fatalf("check of a torn sealed file: %v", err)
 	}
 	e3.Close()
-	if _, err := Open("/data", testOptions(img)); err == nil || !errors.Is(err, ErrWALCorrupt) {
+	// Startup goes on with the shard read-only, serving both events.
+	e4, err := Open("/data", testOptions(img))
+	if err != nil {
 		t.Fatalf("startup with a torn sealed file: %v", err)
+	}
+	defer e4.Close()
+	s4, _ := e4.Shard("src")
+	if n := len(readAll(t, s4)); n != 2 || !hasConditionKind(s4, ConditionWALDamaged) {
+		t.Fatalf("%d events, conditions %v", n, s4.Conditions())
+	}
+	if err := s4.Append(context.Background(), []event.Event{testEvent(3, 3)}); !errors.Is(err, ErrWALDamaged) {
+		t.Fatalf("append: %v", err)
 	}
 }
 

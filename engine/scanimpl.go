@@ -3,10 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	iofs "io/fs"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -23,11 +27,12 @@ const maxBatchRows = 1 << 16
 type shardScan struct {
 	sn    *Snapshot
 	req   *scan.Request
+	name  string // the source's name in the query: warnings and errors say it
 	preds []*pred
 	units []scan.Unit
 }
 
-func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan, error) {
+func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string) (*shardScan, error) {
 	if sn.cutoff > req.TimeMin {
 		// Retention by event time: older events are gone for queries,
 		// whether or not their segment has been rewritten yet.
@@ -35,7 +40,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan,
 		r.TimeMin = sn.cutoff
 		req = &r
 	}
-	sc := &shardScan{sn: sn, req: req}
+	sc := &shardScan{sn: sn, req: req, name: name}
 	for _, p := range withoutImpliedNotNull(req.Filters) {
 		cp, err := compilePred(p)
 		if err != nil {
@@ -57,11 +62,24 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request) (*shardScan,
 			sc.units = append(sc.units, &headUnit{sc: sc, p: p})
 			continue
 		}
-		if err := sc.addSegmentUnits(p); err != nil {
-			if errors.Is(err, segment.ErrCorrupt) {
-				p.seg.shard.quarantineRef(p.seg, err)
+		if err := sc.addSegmentUnits(ctx, p); err != nil {
+			return nil, sc.clientError(err)
+		}
+	}
+	// Data set aside for good that the query's time range covers: a unit
+	// that reads nothing and says so, when the executor reaches it.
+	// Data older than the source's retention would be gone anyway: its
+	// loss is no longer news.
+	cutoff := int64(scan.MinTime)
+	if days := sn.shard.retentionDays.Load(); days > 0 {
+		cutoff = sn.shard.opts.Now().Add(-time.Duration(days) * 24 * time.Hour).UnixMicro()
+	}
+	for _, lost := range [][]lostUnit{sn.lost, sn.walLost} {
+		for i := range lost {
+			u := &lost[i]
+			if u.overlaps(max(req.TimeMin, cutoff), req.TimeMax) {
+				sc.units = append(sc.units, &lostScanUnit{sc: sc, u: *u})
 			}
-			return nil, err
 		}
 	}
 	switch req.Order {
@@ -191,7 +209,7 @@ func (p *pred) matchTerm(term any) bool {
 // predicates it can answer. exact[i] says predicate i needs no evaluation.
 func (sc *shardScan) indexCandidates(p *part) (*roaring.Bitmap, []bool, error) {
 	exact := make([]bool, len(sc.preds))
-	if sc.req.NoIndex {
+	if sc.req.NoIndex || p.seg.ixBroken.Load() {
 		return nil, exact, nil
 	}
 	ix, err := p.seg.index()
@@ -260,10 +278,15 @@ func (sc *shardScan) indexCandidates(p *part) (*roaring.Bitmap, []bool, error) {
 	return cand, exact, nil
 }
 
-func (sc *shardScan) addSegmentUnits(p *part) error {
+func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 	cand, exact, err := sc.indexCandidates(p)
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// A damaged index loses nothing: scan the segment without it.
+		p.seg.shard.noteIndexDamage(p.seg, err)
+		cand, exact = nil, make([]bool, len(sc.preds))
 	}
 	if cand != nil && cand.IsEmpty() {
 		return nil
@@ -277,9 +300,22 @@ func (sc *shardScan) addSegmentUnits(p *part) error {
 		if cand != nil && !cand.IntersectsWithInterval(uint64(bi.FirstRow), uint64(bi.FirstRow+bi.Rows)) {
 			continue
 		}
-		ok, err := sc.blockMayMatch(p, b)
+		if lu, ok := p.seg.damaged(b); ok {
+			// Set aside: the footer's statistics still tell whether the
+			// query could have wanted its rows.
+			if ok, _ := sc.blockMayMatch(p, b, false); ok {
+				sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})
+			}
+			continue
+		}
+		ok, err := sc.blockMayMatch(p, b, true)
 		if err != nil {
-			return err
+			if !errors.Is(err, segment.ErrCorrupt) {
+				return err
+			}
+			lu := p.seg.shard.markBlockDamaged(p.seg, b, err)
+			sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})
+			continue
 		}
 		if ok {
 			sc.units = append(sc.units, &segUnit{sc: sc, p: p, b: b, bi: bi, cand: cand, exact: exact})
@@ -288,9 +324,10 @@ func (sc *shardScan) addSegmentUnits(p *part) error {
 	return nil
 }
 
-// blockMayMatch prunes a block by its chunks' presence, value ranges and
-// dictionaries.
-func (sc *shardScan) blockMayMatch(p *part, b int) (bool, error) {
+// blockMayMatch prunes a block by its chunks' presence, value ranges and,
+// with dicts, dictionaries (without: from the footer alone, for a block
+// whose units cannot be read).
+func (sc *shardScan) blockMayMatch(p *part, b int, dicts bool) (bool, error) {
 	if sc.req.NoIndex {
 		return true, nil
 	}
@@ -326,7 +363,7 @@ func (sc *shardScan) blockMayMatch(p *part, b int) (bool, error) {
 					return false, nil
 				}
 			}
-			if ci.DictEntries > 0 && (pr.Op == scan.Eq || pr.Op == scan.In || pr.Op == scan.Regex || pr.Op == scan.Contains || pr.Op == scan.StartsWith) {
+			if dicts && ci.DictEntries > 0 && (pr.Op == scan.Eq || pr.Op == scan.In || pr.Op == scan.Regex || pr.Op == scan.Contains || pr.Op == scan.StartsWith) {
 				dict, err := r.DictStrings(b, c.idx)
 				if err != nil {
 					return false, err
@@ -723,22 +760,89 @@ func trimToLimit(sel []int32, limit int, order scan.Order) []int32 {
 
 func (u *segUnit) Read(ctx context.Context, emit func(*vec.Batch) error) error {
 	sel, br, err := u.selectRows(ctx, u.sc.req.Limit)
+	emitted := false
 	if err == nil && len(sel) > 0 {
-		err = u.sc.emitRows(ctx, u.p, br, u.bi.FirstRow, sel, emit)
+		err = u.sc.emitRows(ctx, u.p, br, u.bi.FirstRow, sel, func(b *vec.Batch) error {
+			emitted = true
+			return emit(b)
+		})
 	}
-	return u.checkCorrupt(err)
+	return u.damaged(ctx, err, emitted)
 }
 
-func (u *segUnit) checkCorrupt(err error) error {
-	if err != nil && errors.Is(err, segment.ErrCorrupt) {
-		u.p.seg.shard.quarantineRef(u.p.seg, err)
+// damaged handles an error of reading the unit's block: damage sets the
+// block aside, and the answer goes on without it, with a warning, when the
+// query has a collector for one; without, the query fails with an error
+// that names the source and the file relative to its directory. Other
+// errors pass through.
+func (u *segUnit) damaged(ctx context.Context, err error, partial bool) error {
+	if err == nil || !errors.Is(err, segment.ErrCorrupt) {
+		return u.sc.clientError(err)
 	}
-	return err
+	lu := u.p.seg.shard.markBlockDamaged(u.p.seg, u.b, err)
+	if w := scan.WarningsFrom(ctx); w != nil {
+		w.Add(lu.warning(u.sc.name, partial))
+		return nil
+	}
+	return &DamageError{Source: u.sc.name, File: filepath.Join("segments", segName(lu.seg)), Block: lu.block, Cause: lu.cause, Fresh: true}
 }
 
 func (u *segUnit) Count(ctx context.Context) (int64, error) {
 	sel, _, err := u.selectRows(ctx, 0)
-	return int64(len(sel)), u.checkCorrupt(err)
+	if err != nil {
+		return 0, u.damaged(ctx, err, false)
+	}
+	return int64(len(sel)), nil
+}
+
+// lostScanUnit stands for data set aside as damaged that a scan would have
+// read: it produces no rows and adds a warning saying what the answer
+// misses (or, without a collector, fails the query).
+type lostScanUnit struct {
+	sc *shardScan
+	u  lostUnit
+}
+
+func (l *lostScanUnit) TimeRange() (int64, int64) { return l.u.minTime, l.u.maxTime }
+func (l *lostScanUnit) Rows() int                 { return int(max(l.u.rows, 0)) }
+func (l *lostScanUnit) Sorted() bool              { return true }
+
+func (l *lostScanUnit) Read(ctx context.Context, _ func(*vec.Batch) error) error {
+	return l.report(ctx)
+}
+
+func (l *lostScanUnit) Count(ctx context.Context) (int64, error) { return 0, l.report(ctx) }
+
+func (l *lostScanUnit) report(ctx context.Context) error {
+	if w := scan.WarningsFrom(ctx); w != nil {
+		w.Add(l.u.warning(l.sc.name, false))
+		return nil
+	}
+	switch l.u.kind {
+	case lossBlock:
+		return &DamageError{Source: l.sc.name, File: filepath.Join("segments", segName(l.u.seg)), Block: l.u.block, Cause: l.u.cause}
+	case lossWAL:
+		return &DamageError{Source: l.sc.name, File: "its write-ahead log", Block: -1, Cause: l.u.cause}
+	}
+	return &DamageError{Source: l.sc.name, File: filepath.Join("segments", segName(l.u.seg)), Block: -1, Cause: l.u.cause}
+}
+
+// clientError makes an error fit for the query's caller: damage and I/O
+// errors name the source and files relative to its directory, never the
+// server's paths. Others (cancellation, the executor's own) pass through.
+func (sc *shardScan) clientError(err error) error {
+	var de *DamageError
+	var ce *segment.CorruptError
+	var pe *iofs.PathError
+	switch {
+	case err == nil, errors.As(err, &de):
+		return err
+	case errors.As(err, &ce):
+		return &DamageError{Source: sc.name, File: ce.Path, Block: -1, Cause: causeText(err)}
+	case errors.As(err, &pe):
+		return fmt.Errorf("source %s: reading stored data: %s: %w", sc.name, pe.Op, pe.Err)
+	}
+	return err
 }
 
 // emitRows builds batches of the requested columns for the selected rows
@@ -1132,9 +1236,12 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			}
 			if err := emitDedup(&blockReader{r: r, b: b}, rows, at, emit, dst); err != nil {
 				if errors.Is(err, segment.ErrCorrupt) {
-					p.seg.shard.quarantineRef(p.seg, err)
+					// The rows were emitted already: the records cannot be
+					// left out without a wrong answer, so the query fails.
+					lu := p.seg.shard.markBlockDamaged(p.seg, b, err)
+					return &DamageError{Source: sc.name, File: filepath.Join("segments", segName(lu.seg)), Block: b, Cause: lu.cause, Fresh: true}
 				}
-				return err
+				return sc.clientError(err)
 			}
 			start = end
 		}

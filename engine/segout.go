@@ -98,8 +98,8 @@ func (o *segmentOut) commit(indexDir []byte, meta segMeta) (*segRef, error) {
 	}
 	ref, err := s.openSegment(o.id, o.final)
 	if err != nil {
-		s.quarantine(o.id, o.final, err)
-		o.renamed = false // moved aside
+		// Its rows are still in the head or the inputs: nothing is lost.
+		s.setAside(o.id, o.final, err, []lostUnit{})
 		if errors.Is(err, segment.ErrCorrupt) {
 			return nil, fmt.Errorf("segment %d just written does not read back: %w", o.id, err)
 		}

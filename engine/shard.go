@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,7 +36,9 @@ var ErrReadOnly = errors.New("engine: opened read-only")
 //
 //	<dir>/wal/<seq>.wal
 //	<dir>/segments/<id>.seg
-//	<dir>/quarantine/<id>.seg   segments found damaged
+//	<dir>/segments/<id>.dmg     blocks of a segment found damaged (damage.go)
+//	<dir>/quarantine/<id>.seg   segments set aside, with <id>.dmg: what is lost
+//	<dir>/quarantine/<seq>.wal  write-ahead log files as they were before a repair
 type Shard struct {
 	id   string
 	dir  string
@@ -69,8 +72,23 @@ type Shard struct {
 	// failed is set when the log could not be written: the shard then
 	// refuses events, since it cannot promise durability.
 	failed error
-	// readOnlyWarnings are problems a read-only open found and left alone.
-	readOnlyWarnings []string
+	// openProblems are problems an open found and left alone (a read-only
+	// open: what it would have set aside or repaired; any open: damage
+	// records it could not read), for fsck.
+	openProblems []error
+	// lost lists stored data set aside for good (quarantine/ records, and
+	// in a read-only open what it would set aside); it grows by copy.
+	lost []lostUnit
+	// walLost is the damage in the write-ahead log that replay could not
+	// read (walLoss), while the shard is read-only for it.
+	walLost []lostUnit
+	// damageMu serialises marking blocks damaged (and their records).
+	damageMu sync.Mutex
+	// walDamage is set when replay found the write-ahead log damaged: the
+	// shard serves what it has and refuses events until it is repaired.
+	walDamage *WALDamagedError
+	// repairs are what repairing the log at open did.
+	repairs []*WALRepair
 
 	flushKick chan struct{}
 	flushMu   sync.Mutex // one flush at a time
@@ -101,8 +119,14 @@ type shardCounters struct {
 	// it dropped so.
 	segmentsRewritten atomic.Int64
 	rowsExpired       atomic.Int64
-	quarantined       atomic.Int64
+	quarantined       atomic.Int64 // segment files moved to quarantine/
+	indexesDamaged    atomic.Int64
 	walBytesCut       atomic.Int64
+	// What repairs of the write-ahead log dropped (damaged spans, their
+	// bytes, the events they said they held).
+	walRecordsDropped atomic.Int64
+	walBytesDropped   atomic.Int64
+	walEventsDropped  atomic.Int64
 	droppedFields     atomic.Int64 // values not stored: path too long, or one event wider than a head
 	// Events cut to MaxEventFields, and the fields they lost.
 	eventsOverFieldCap atomic.Int64
@@ -131,6 +155,10 @@ type segRef struct {
 	ixOnce sync.Once
 	ix     *index.Index
 	ixErr  error
+	// ixBroken: the index failed to read; scans go without it.
+	ixBroken atomic.Bool
+	// dmg is the set of the segment's blocks found damaged (nil: none).
+	dmg atomic.Pointer[blockDamage]
 
 	colsOnce sync.Once
 	byPath   map[string][]colRef
@@ -146,6 +174,11 @@ func (s *segRef) release() {
 	if s.removed.Load() {
 		if err := s.shard.opts.FS.Remove(s.path); err != nil {
 			s.shard.opts.Logger.Warn("remove segment", "shard", s.shard.id, "segment", s.id, "err", err)
+		}
+		// Dropped whole (retention): its record of damaged blocks goes too,
+		// or a restart would take it for a loss.
+		if dp := filepath.Join(s.shard.segDir, damageName(s.id)); s.dmg.Load() != nil && s.shard.opts.FS.Exists(dp) {
+			s.shard.opts.FS.Remove(dp)
 		}
 	}
 }
@@ -165,8 +198,8 @@ func (s *segRef) index() (*index.Index, error) {
 			s.ix, s.ixErr = nil, nil
 			return
 		}
-		if s.ixErr != nil {
-			s.ixErr = &segment.CorruptError{Path: s.path, Offset: -1, Section: "index", Err: s.ixErr}
+		if s.ixErr != nil && !errors.Is(s.ixErr, segment.ErrCorrupt) {
+			s.ixErr = &segment.CorruptError{Path: filepath.Join("segments", segName(s.id)), Offset: -1, Section: "index", Err: s.ixErr}
 		}
 	})
 	return s.ix, s.ixErr
@@ -234,9 +267,13 @@ func decodeSegMeta(b []byte) (segMeta, error) {
 func segName(id uint64) string { return fmt.Sprintf("%016x.seg", id) }
 
 // openShard recovers a shard from its directory: opens segments (damaged
-// ones are quarantined), finishes interrupted compactions, drops WAL files
+// ones are set aside), finishes interrupted compactions, drops WAL files
 // already flushed, replays the rest into the head and starts a new WAL file.
-func openShard(e *Engine, id, dir string) (*Shard, error) {
+// A damaged log does not stop it: the shard then serves what it read,
+// refusing events until the log is repaired (openWALDamaged). With repair
+// (Options.RepairWAL), damaged log files are first rewritten without their
+// damage (repairWALFile).
+func openShard(e *Engine, id, dir string, repair bool) (*Shard, error) {
 	opts := e.opts
 	s := &Shard{id: id, dir: dir, opts: opts, eng: e,
 		walDir:    filepath.Join(dir, "wal"),
@@ -257,6 +294,7 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 	if err := s.loadSegments(); err != nil {
 		return nil, err
 	}
+	s.raiseQuarantined() // data set aside earlier is still missing from answers
 	covered := uint64(0)
 	for _, sg := range s.segs {
 		covered = max(covered, sg.meta.walLast)
@@ -281,6 +319,7 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 	}
 	s.head = newHead(opts.Now(), first, opts.MaxColumns)
 	var replayed []uint64
+	var damage []*WALCorruptError
 	next := first
 	for i, seq := range seqs {
 		path := filepath.Join(s.walDir, walName(seq))
@@ -290,30 +329,41 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 			}
 			continue
 		}
-		last := i == len(seqs)-1
-		var scratch []byte
-		records := 0
+		// Only the newest file may end in a torn write: a sealed file was
+		// synced whole before its successor was created.
 		tail := tailError
-		if last || opts.RepairWAL {
+		if i == len(seqs)-1 {
 			tail = tailCut
 		}
-		dropped, err := s.replayWAL(path, seq, tail, func() { records++ }, &scratch)
-		if err != nil {
-			var wce *WALCorruptError
-			if errors.As(err, &wce) && opts.RepairWAL {
-				opts.Logger.Error("wal corrupt: cutting at damaged record as RepairWAL asks", "shard", id, "file", path, "offset", wce.Offset)
-				if terr := truncateFile(opts.FS, path, wce.Offset, false); terr != nil {
-					return nil, terr
-				}
-			} else {
-				return nil, fmt.Errorf("shard %s: replay: %w", id, err)
+		if repair {
+			rep, err := repairWALFile(opts.FS, path, s.quarDir, tail)
+			if err != nil {
+				return nil, fmt.Errorf("shard %s: repair %s: %w", id, walRel(path), err)
+			}
+			if rep != nil {
+				s.noteWALRepair(rep)
 			}
 		}
-		if dropped > 0 {
-			s.stats.walBytesCut.Add(dropped)
-			opts.Logger.Warn("wal torn tail cut", "shard", id, "file", path, "bytes", dropped)
+		var scratch []byte
+		p, err := s.replayWAL(path, seq, tail, &scratch)
+		if err != nil {
+			return nil, fmt.Errorf("shard %s: replay: %w", id, err)
 		}
-		if records == 0 {
+		if dropped := p.tornBytes(); dropped > 0 {
+			s.stats.walBytesCut.Add(dropped)
+			opts.Logger.Warn("wal torn tail cut (an interrupted write: never acknowledged)", "shard", id, "file", path, "offset", p.tornAt, "bytes", dropped)
+		}
+		for _, d := range p.damage {
+			if d.Header || d.Recovered {
+				// Every record read: the head holds them all, and the file
+				// goes once the head is written out.
+				opts.Logger.Warn("wal damage found, nothing lost", "shard", id, "file", path, "damage", d.Error())
+				continue
+			}
+			damage = append(damage, d)
+		}
+		switch {
+		case len(p.records) == 0 && len(p.damage) == 0:
 			// Nothing to keep: an idle restart or a clean close.
 			if err := opts.FS.Remove(path); err != nil {
 				return nil, err
@@ -321,15 +371,18 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 			if err := opts.FS.SyncDir(s.walDir); err != nil {
 				return nil, err
 			}
-		} else if len(replayed) == 0 {
+		case len(replayed) == 0:
 			s.head.walFirst = seq
-		}
-		if records > 0 {
+			fallthrough
+		default:
 			replayed = append(replayed, seq)
 		}
 		next = max(next, seq+1)
 	}
 	s.head.walLast = next
+	if len(damage) > 0 {
+		return s.openWALDamaged(damage), nil
+	}
 	if b := int64(s.head.bytes); b > 0 { // replayed events
 		e.mem.active.Add(b)
 		e.mem.activeHeads.Add(1)
@@ -369,6 +422,33 @@ func openShard(e *Engine, id, dir string) (*Shard, error) {
 	return s, nil
 }
 
+// openWALDamaged finishes opening a shard whose log replay found damage
+// that a repair would drop data for. The shard serves its segments and
+// every record replay could read (before and after the damage), refuses
+// events (ingest answers 503), and writes nothing: no new log file, no
+// flush, so that the damaged files stay as they are for the repair. The
+// condition on /ready and the log say what to run.
+func (s *Shard) openWALDamaged(damage []*WALCorruptError) *Shard {
+	s.walDamage = &WALDamagedError{Shard: s.id, Damage: damage}
+	for _, d := range damage {
+		s.walLost = append(s.walLost, walLoss(d))
+	}
+	s.failed = s.walDamage
+	s.enqClosed = true
+	close(s.stopping)
+	var lost []string
+	for _, d := range damage {
+		lost = append(lost, fmt.Sprintf("%s at offset %d: %v (a repair drops %s)", d.File, d.Offset, d.Err, d.Lost()))
+	}
+	s.opts.Logger.Error("write-ahead log damaged: the source is read-only until repaired; acknowledged events may be lost",
+		"shard", s.id, "source_dir", s.dir, "damage", strings.Join(lost, "; "), "events_replayed", s.head.rows,
+		"repair", fmt.Sprintf("stop the server, then run: sediment fsck --data-dir %s --repair-wal --source %s (or restart with sediment serve --repair-wal)", s.eng.dir, s.id))
+	s.raiseCondition(Condition{Kind: ConditionWALDamaged, RefusesIngest: true,
+		Detail: fmt.Sprintf("write-ahead log damaged: %s. The source serves its segments and the %s events of the log that read, and refuses events. To repair, stop the server and run `sediment fsck --repair-wal --source %s` with its --data-dir, or restart it with --repair-wal; the damaged files are kept in quarantine/",
+			strings.Join(lost, "; "), thousands(int64(s.head.rows)), s.id)})
+	return s
+}
+
 // openShardReadOnly loads a shard without changing its directory.
 func openShardReadOnly(s *Shard) (*Shard, error) {
 	opts := s.opts
@@ -398,16 +478,18 @@ func openShardReadOnly(s *Shard) (*Shard, error) {
 		if seq == lastSeq {
 			tail = tailKeep
 		}
-		_, err := s.replayWAL(filepath.Join(s.walDir, n), seq, tail, func() {}, &scratch)
+		p, err := s.replayWAL(filepath.Join(s.walDir, n), seq, tail, &scratch)
 		if errors.Is(err, iofs.ErrNotExist) {
 			continue // a running server flushed it meanwhile: its events are in a segment
 		}
-		var wce *WALCorruptError
-		if err != nil && !errors.As(err, &wce) {
+		if err != nil {
 			return nil, err
 		}
-		if err != nil {
-			s.readOnlyWarnings = append(s.readOnlyWarnings, err.Error())
+		for _, d := range p.damage {
+			s.openProblems = append(s.openProblems, d)
+			if !d.Header && !d.Recovered {
+				s.walLost = append(s.walLost, walLoss(d))
+			}
 		}
 	}
 	s.failed = ErrReadOnly
@@ -416,18 +498,27 @@ func openShardReadOnly(s *Shard) (*Shard, error) {
 	return s, nil
 }
 
-// loadSegments opens every segment, quarantining damaged ones, and removes
-// segments that a completed compaction replaced.
+// loadSegments opens every segment, setting damaged ones aside, attaches
+// the records of damaged blocks kept beside segments in use, removes
+// segments that a completed compaction replaced, and then reads what the
+// shard has lost for good (loadLost). A read-only open changes nothing on
+// disk: what it would set aside it only remembers.
 func (s *Shard) loadSegments() error {
 	fs := s.opts.FS
 	if !fs.Exists(s.segDir) {
+		s.loadLost()
 		return nil // read-only open of a shard that never flushed
 	}
 	names, err := fs.List(s.segDir)
 	if err != nil {
 		return err
 	}
+	records := map[uint64]bool{}
 	for _, n := range names {
+		if id, ok := parseSeqName(n, damageExt); ok {
+			records[id] = true
+			continue
+		}
 		id, ok := parseSeqName(n, ".seg")
 		if !ok {
 			if !s.opts.ReadOnly { // a running server may be writing it
@@ -443,11 +534,14 @@ func (s *Shard) loadSegments() error {
 				continue // a running server's compaction removed it meanwhile
 			}
 			if errors.Is(err, segment.ErrCorrupt) {
+				u := wholeSegmentLoss(id, err, s.footerOf(path), s.opts.Now().UnixMicro())
 				if s.opts.ReadOnly {
-					s.readOnlyWarnings = append(s.readOnlyWarnings, err.Error())
+					s.openProblems = append(s.openProblems, &SegmentDamageError{File: filepath.Join("segments", n), Unit: "segment", Events: u.rows, Err: err})
+					u.pending = true
+					s.lost = append(s.lost, u)
 					continue
 				}
-				s.quarantine(id, path, err)
+				s.setAside(id, path, err, []lostUnit{u})
 				continue
 			}
 			return err
@@ -456,8 +550,58 @@ func (s *Shard) loadSegments() error {
 	}
 	if qn, err := fs.List(s.quarDir); err == nil {
 		for _, n := range qn {
-			if id, ok := parseSeqName(n, ".seg"); ok {
+			id, ok := parseSeqName(n, ".seg")
+			if !ok {
+				id, ok = parseSeqName(n, damageExt) // its .seg may be deleted
+			}
+			if ok {
 				s.nextSeg = max(s.nextSeg, id+1)
+			}
+		}
+	}
+	loaded := map[uint64]*segRef{}
+	for _, sg := range s.segs {
+		loaded[sg.id] = sg
+	}
+	for id := range records {
+		rp := filepath.Join(s.segDir, damageName(id))
+		units, err := readDamageRecord(fs, rp, id)
+		if err != nil {
+			// The blocks it listed are still damaged on disk: readers find
+			// them again. Only the record is lost.
+			s.opts.Logger.Error("damage record unreadable; its blocks will be found again when read", "shard", s.id, "file", filepath.Join("segments", damageName(id)), "err", err)
+			s.openProblems = append(s.openProblems, fmt.Errorf("damage record segments/%s: %w", damageName(id), err))
+			if !s.opts.ReadOnly {
+				fs.Remove(rp)
+			}
+			continue
+		}
+		if sg := loaded[id]; sg != nil {
+			m := blockDamage{}
+			for _, u := range units {
+				if u.kind == lossBlock && u.block < sg.r.NumBlocks() {
+					m[u.block] = u
+				}
+			}
+			sg.dmg.Store(&m)
+			continue
+		}
+		// The segment is gone (set aside whole, or a rewrite without its
+		// damaged blocks finished): its blocks are lost for good.
+		qp := filepath.Join(s.quarDir, damageName(id))
+		switch {
+		case s.opts.ReadOnly:
+			if !fs.Exists(qp) {
+				s.lost = append(s.lost, units...)
+			}
+		case fs.Exists(qp):
+			fs.Remove(rp)
+		default:
+			if err := fs.Rename(rp, qp); err != nil {
+				return err
+			}
+			if err := fs.SyncDir(s.quarDir); err != nil {
+				return err
 			}
 		}
 	}
@@ -469,18 +613,44 @@ func (s *Shard) loadSegments() error {
 	}
 	kept := s.segs[:0]
 	for _, sg := range s.segs {
-		if replaced[sg.id] {
-			if !s.opts.ReadOnly {
-				sg.removed.Store(true)
-			}
-			sg.release()
+		if !replaced[sg.id] {
+			kept = append(kept, sg)
 			continue
 		}
-		kept = append(kept, sg)
+		switch blocks := sg.damagedBlocks(); {
+		case len(blocks) > 0 && s.opts.ReadOnly:
+			s.lost = append(s.lost, blocks...)
+		case len(blocks) > 0:
+			// A rewrite without the damaged blocks published its output:
+			// keep the original for forensics, with what it lost.
+			s.setAside(sg.id, sg.path, errors.New("rewritten without its damaged blocks"), blocks)
+		case !s.opts.ReadOnly:
+			sg.removed.Store(true)
+		}
+		sg.release()
 	}
 	s.segs = kept
 	s.sortSegs()
+	s.loadLost()
 	return nil
+}
+
+// footerOf opens a segment that failed to load, to learn its size and time
+// range when its footer reads (the damage is elsewhere: the engine's
+// metadata). nil when it does not. The reader is closed; its footer
+// summary stays valid.
+func (s *Shard) footerOf(path string) *segment.Reader {
+	f, err := s.opts.FS.Open(path)
+	if err != nil {
+		return nil
+	}
+	r, err := segment.Open(f, path)
+	if err != nil {
+		f.Close()
+		return nil
+	}
+	r.Close()
+	return r
 }
 
 func (s *Shard) openSegment(id uint64, path string) (*segRef, error) {
@@ -488,7 +658,10 @@ func (s *Shard) openSegment(id uint64, path string) (*segRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := segment.Open(f, path)
+	// Errors name the file relative to the source's directory: they may
+	// reach API clients, which must not learn the server's paths.
+	name := filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path))
+	r, err := segment.Open(f, name)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -497,7 +670,7 @@ func (s *Shard) openSegment(id uint64, path string) (*segRef, error) {
 	// pruning, merging); a file without one is not ours or is damaged.
 	if r.Column("timestamp", segment.TypeTimestamp) < 0 {
 		r.Close()
-		return nil, &segment.CorruptError{Path: path, Offset: -1, Section: "footer", Err: errors.New("no timestamp column")}
+		return nil, &segment.CorruptError{Path: name, Offset: -1, Section: "footer", Err: errors.New("no timestamp column")}
 	}
 	mb, err := r.Section(sectionMeta)
 	if err != nil {
@@ -507,49 +680,11 @@ func (s *Shard) openSegment(id uint64, path string) (*segRef, error) {
 	meta, err := decodeSegMeta(mb)
 	if err != nil {
 		r.Close()
-		return nil, &segment.CorruptError{Path: path, Offset: -1, Section: "meta", Err: err}
+		return nil, &segment.CorruptError{Path: name, Offset: -1, Section: "meta", Err: err}
 	}
 	ref := &segRef{id: id, path: path, r: r, meta: meta, shard: s}
 	ref.refs.Store(1)
 	return ref, nil
-}
-
-// quarantine moves a damaged segment aside so the rest keeps answering.
-func (s *Shard) quarantine(id uint64, path string, cause error) {
-	s.stats.quarantined.Add(1)
-	dst := filepath.Join(s.quarDir, filepath.Base(path))
-	err := s.opts.FS.Rename(path, dst)
-	if err == nil {
-		err = s.opts.FS.SyncDir(s.quarDir)
-	}
-	if err == nil {
-		err = s.opts.FS.SyncDir(s.segDir)
-	}
-	s.opts.Logger.Error("segment quarantined", "shard", s.id, "segment", id, "cause", cause.Error(), "moved_to", dst, "move_err", err)
-	s.raiseCondition(Condition{Kind: ConditionQuarantined,
-		Detail: fmt.Sprintf("%d segment(s) found damaged and moved to quarantine/ (last: %s); answers miss their events", s.stats.quarantined.Load(), filepath.Base(path))})
-}
-
-// quarantineRef removes a live segment found damaged during a read.
-func (s *Shard) quarantineRef(ref *segRef, cause error) {
-	s.mu.Lock()
-	i := slices.Index(s.segs, ref)
-	if i >= 0 {
-		s.segs = slices.Delete(s.segs, i, i+1)
-	}
-	if i >= 0 && s.opts.ReadOnly {
-		// Change nothing on disk: the server that owns the directory
-		// quarantines it when it reads the damage itself.
-		s.readOnlyWarnings = append(s.readOnlyWarnings, cause.Error())
-	}
-	s.mu.Unlock()
-	if i < 0 {
-		return
-	}
-	if !s.opts.ReadOnly {
-		s.quarantine(ref.id, ref.path, cause)
-	}
-	ref.release()
 }
 
 func (s *Shard) sortSegs() {
@@ -933,6 +1068,9 @@ func (s *Shard) Flush() error {
 	if s.opts.ReadOnly {
 		return ErrReadOnly
 	}
+	if s.walDamage != nil {
+		return s.walDamage
+	}
 	return s.supervised(taskFlush, func() error {
 		s.mu.RLock()
 		h := s.head
@@ -1017,7 +1155,10 @@ func (s *Shard) writeFlushSegment(id uint64, v *headView, meta segMeta) (*segRef
 
 // close stops the goroutines; with flush it first writes the head out.
 func (s *Shard) close(flush bool) error {
-	if s.opts.ReadOnly {
+	if s.opts.ReadOnly || s.walDamage != nil {
+		if s.walDamage != nil {
+			s.closeSubs()
+		}
 		s.mu.Lock()
 		for _, sg := range s.segs {
 			sg.release()

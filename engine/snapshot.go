@@ -21,7 +21,11 @@ type Snapshot struct {
 	segs   []*segRef
 	heads  []*headView
 	cutoff int64 // oldest event time seen (noCutoff: all)
-	once   sync.Once
+	// lost is the data set aside for good at the moment of the snapshot.
+	lost []lostUnit
+	// walLost is the part of a damaged write-ahead log replay could not read.
+	walLost []lostUnit
+	once    sync.Once
 	snapshotState
 }
 
@@ -29,7 +33,7 @@ type Snapshot struct {
 func (s *Shard) Snapshot() *Snapshot {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	sn := &Snapshot{shard: s, segs: make([]*segRef, len(s.segs)), cutoff: s.retentionCutoff()}
+	sn := &Snapshot{shard: s, segs: make([]*segRef, len(s.segs)), cutoff: s.retentionCutoff(), lost: s.lost, walLost: s.walLost}
 	copy(sn.segs, s.segs)
 	for _, sg := range sn.segs {
 		sg.acquire()

@@ -219,7 +219,7 @@ type snapshotState struct {
 
 // Open starts a scan (see scan.Table).
 func (t *table) Open(ctx context.Context, req *scan.Request) (scan.Scan, error) {
-	return openScan(ctx, t.sn, req)
+	return openScan(ctx, t.sn, req, t.name)
 }
 
 // hasPrefixPath reports whether path is prefix or below it.

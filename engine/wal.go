@@ -45,27 +45,6 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// ErrWALCorrupt is matched by errors reporting a damaged write-ahead log.
-var ErrWALCorrupt = errors.New("engine: write-ahead log corrupt")
-
-// WALCorruptError locates damage in a WAL file that replay must not cut
-// silently: a bad header, a damaged record followed by valid ones (cutting
-// there would lose acknowledged data), or a torn tail in a sealed file
-// (which was synced whole, so the tail is damage too). Startup refuses to
-// go on unless Options.RepairWAL is set; a read-only open reports it as a
-// warning.
-type WALCorruptError struct {
-	Path   string
-	Offset int64
-	Err    error
-}
-
-func (e *WALCorruptError) Error() string {
-	return fmt.Sprintf("wal %s: record at offset %d: %v", e.Path, e.Offset, e.Err)
-}
-func (e *WALCorruptError) Unwrap() error        { return e.Err }
-func (e *WALCorruptError) Is(target error) bool { return target == ErrWALCorrupt }
-
 func walName(seq uint64) string { return fmt.Sprintf("%016x.wal", seq) }
 
 func parseSeqName(name, ext string) (uint64, bool) {
@@ -144,112 +123,6 @@ func (w *walWriter) write(p []byte) error {
 
 func (w *walWriter) close() error { return w.f.Close() }
 
-// walReplay reads the records of one WAL file, calling fn with each batch.
-// A damaged record with nothing valid after it is a torn tail: the file is
-// cut there (if it is the last file and cut is set) and the number of bytes
-// dropped returned. A damaged record followed by valid ones is corruption.
-func walReplay(fs vfs.FS, path string, tail tailMode, fn func([]event.Event) error) (dropped int64, err error) {
-	data, err := vfs.ReadFile(fs, path)
-	if err != nil {
-		return 0, err
-	}
-	if len(data) < walHeaderSize {
-		// A crash between create and the header sync leaves a short file.
-		switch tail {
-		case tailCut:
-			return int64(len(data)), truncateFile(fs, path, 0, true)
-		case tailKeep:
-			return int64(len(data)), nil
-		}
-		return 0, &WALCorruptError{Path: path, Offset: 0, Err: errors.New("short header")}
-	}
-	if string(data[:4]) != walMagic || data[4] != walVersion {
-		return 0, &WALCorruptError{Path: path, Offset: 0, Err: fmt.Errorf("bad header %q v%d", data[:4], data[4])}
-	}
-	off := int64(walHeaderSize)
-	for off < int64(len(data)) {
-		events, n, rerr := decodeWALRecord(data[off:])
-		if rerr != nil {
-			if validRecordAfter(data, off+1) {
-				return 0, &WALCorruptError{Path: path, Offset: off, Err: rerr}
-			}
-			dropped = int64(len(data)) - off
-			switch tail {
-			case tailCut:
-				return dropped, truncateFile(fs, path, off, false)
-			case tailKeep:
-				return dropped, nil
-			}
-			return dropped, &WALCorruptError{Path: path, Offset: off, Err: fmt.Errorf("torn record in a sealed file: %w", rerr)}
-		}
-		if err := fn(events); err != nil {
-			return 0, err
-		}
-		off += int64(n)
-	}
-	return 0, nil
-}
-
-// tailMode says what replay does with a torn last record (an incomplete
-// group write: the crash came mid-write).
-type tailMode int
-
-const (
-	// tailError reports it: a sealed file was synced before the next one
-	// was created, so it cannot end torn.
-	tailError tailMode = iota
-	// tailCut truncates the file there (startup, the newest file).
-	tailCut
-	// tailKeep ignores it without changing the file (a read-only view of
-	// the file a running server is appending to).
-	tailKeep
-)
-
-// validRecordAfter reports whether a well-formed record starts at any
-// offset at or after from. Used only on the error path. Garbage whose
-// length fields look plausible could make the search quadratic; past a
-// budget of checksummed bytes it answers true, the safe side (report
-// damage, cut nothing).
-func validRecordAfter(data []byte, from int64) bool {
-	budget := 4*int64(len(data)) + 1<<20
-	for off := from; off+walRecHeaderSize <= int64(len(data)); off++ {
-		n := int64(binary.LittleEndian.Uint32(data[off:]))
-		if n > walMaxRecord || n > int64(len(data))-off-walRecHeaderSize {
-			continue
-		}
-		if budget -= n; budget < 0 {
-			return true
-		}
-		if _, _, err := decodeWALRecord(data[off:]); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
-func truncateFile(fs vfs.FS, path string, size int64, writeHeader bool) error {
-	f, err := fs.OpenRW(path)
-	if err != nil {
-		return err
-	}
-	if err := f.Truncate(size); err != nil {
-		f.Close()
-		return err
-	}
-	if writeHeader {
-		hdr := []byte{walMagic[0], walMagic[1], walMagic[2], walMagic[3], walVersion, 0, 0, 0}
-		if _, err := f.Write(hdr); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // decodeWALRecord decodes the record at the front of b and returns its
 // events and total length. Strings of the events alias a fresh buffer.
 func decodeWALRecord(b []byte) ([]event.Event, int, error) {
@@ -263,61 +136,49 @@ func decodeWALRecord(b []byte) ([]event.Event, int, error) {
 	if int(n) > len(b)-walRecHeaderSize {
 		return nil, 0, io.ErrUnexpectedEOF
 	}
-	want := binary.LittleEndian.Uint32(b[4:])
-	body := b[8 : walRecHeaderSize+int(n)]
+	events, err := decodeWALBody(b[8:walRecHeaderSize+int(n)], binary.LittleEndian.Uint32(b[4:]))
+	if err != nil {
+		return nil, 0, err
+	}
+	return events, walRecHeaderSize + int(n), nil
+}
+
+// decodeWALBody checks a record's type byte and payload (body) against
+// the checksum want and decodes its events.
+func decodeWALBody(body []byte, want uint32) ([]event.Event, error) {
 	if crc32.Checksum(body, castagnoli) != want {
-		return nil, 0, errors.New("crc mismatch")
+		return nil, errors.New("crc mismatch")
 	}
 	if body[0] != walRecEvents {
-		return nil, 0, fmt.Errorf("unknown record type %d", body[0])
+		return nil, fmt.Errorf("unknown record type %d", body[0])
 	}
 	payload := body[1:]
 	dl, err := s2.DecodedLen(payload)
 	if err != nil || dl > walMaxDecoded {
-		return nil, 0, fmt.Errorf("bad compressed payload (%d bytes decoded): %v", dl, err)
+		return nil, fmt.Errorf("bad compressed payload (%d bytes decoded): %v", dl, err)
 	}
 	raw, err := s2.Decode(make([]byte, dl), payload)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	count, k := binary.Uvarint(raw)
 	if k <= 0 || count > walMaxBatchEvents || count > uint64(len(raw)) {
-		return nil, 0, errors.New("bad event count")
+		return nil, errors.New("bad event count")
 	}
 	raw = raw[k:]
 	events := make([]event.Event, 0, count)
 	for i := uint64(0); i < count; i++ {
 		e, rest, err := event.DecodeEvent(raw)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		events = append(events, e)
 		raw = rest
 	}
 	if len(raw) != 0 {
-		return nil, 0, errors.New("trailing bytes in record")
+		return nil, errors.New("trailing bytes in record")
 	}
-	return events, walRecHeaderSize + int(n), nil
-}
-
-// DecodeWAL reads a write-ahead log file's bytes as startup would, without
-// cutting anything, and returns the events it holds: the entry point for
-// fuzzing the log decoder. A damaged file returns a *WALCorruptError.
-func DecodeWAL(data []byte) ([]event.Event, error) {
-	fs := vfs.NewMemFS()
-	fs.MkdirAll("/w")
-	f, err := fs.Create("/w/f.wal")
-	if err != nil {
-		return nil, err
-	}
-	f.Write(data)
-	f.Close()
-	var out []event.Event
-	_, err = walReplay(fs, "/w/f.wal", tailError, func(evs []event.Event) error {
-		out = append(out, evs...)
-		return nil
-	})
-	return out, err
+	return events, nil
 }
 
 // EncodeWALRecord returns one WAL record holding events, with the file

@@ -17,6 +17,7 @@
 //	sources.go    /api/sources management
 //	endpoints.go  /api/endpoints management
 //	schema.go     /api/sources/:token/schema rendering
+//	repair.go     /api/sources/:token/repair-wal (a damaged log, repaired live)
 //	query.go      query endpoint routes and the QueryRunner interface
 //	params.go     query endpoint parameter collection
 //	accesslog.go  request logging

@@ -56,11 +56,17 @@ type serverConfig struct {
 	// service, when set, makes the server run queries for real through an
 	// endpoints.Service made with these options.
 	service *endpoints.Options
+	// dir, when set, is the data directory to use (prepared by the test,
+	// or used by an earlier server); else a fresh one.
+	dir string
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
 	t.Helper()
-	ts := &testServer{t: t, dir: t.TempDir(), served: make(chan error, 1)}
+	ts := &testServer{t: t, dir: cfg.dir, served: make(chan error, 1)}
+	if ts.dir == "" {
+		ts.dir = t.TempDir()
+	}
 	eopts := cfg.engine
 	var err error
 	if ts.eng, err = engine.Open(ts.dir, &eopts); err != nil {
@@ -75,8 +81,8 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 		}
 	}
 	for key, scope := range map[string]string{pubKey: "public", privKey: "private", ingestKey2: "ingest:source:2", queryKey: "query"} {
-		if _, err := ts.cat.CreateAccessToken(key, []string{scope}, "test", ""); err != nil {
-			t.Fatal(err)
+		if _, err := ts.cat.CreateAccessToken(key, []string{scope}, "test", ""); err != nil && cfg.dir == "" {
+			t.Fatal(err) // a reused directory has them already
 		}
 	}
 	opts := cfg.opts

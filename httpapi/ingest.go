@@ -74,7 +74,8 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 // appendFailed answers an engine error: 429 with retry-after when the
 // shard pushes back, 507 with retry-after while the disk is full (or below
 // its free-space floor; the engine logs that once and /ready shows it),
-// 503 when shutting down, 500 otherwise.
+// 503 when shutting down or when the source's log is damaged (read-only
+// until repaired), 500 otherwise.
 func (s *Server) appendFailed(ctx *fasthttp.RequestCtx, src *catalog.Source, err error) {
 	switch {
 	case errors.Is(err, engine.ErrBackpressure):
@@ -85,6 +86,11 @@ func (s *Server) appendFailed(ctx *fasthttp.RequestCtx, src *catalog.Source, err
 		sendStatic(ctx, fasthttp.StatusInsufficientStorage, bodyDiskFull)
 	case errors.Is(err, engine.ErrClosed):
 		sendStatic(ctx, fasthttp.StatusServiceUnavailable, bodyUnavailable)
+	case errors.Is(err, engine.ErrWALDamaged):
+		// The source serves what it has but takes no events until an
+		// operator repairs its log; GET /ready says what to run.
+		sendError(ctx, fasthttp.StatusServiceUnavailable, "source "+src.Name+
+			" is read-only: its write-ahead log is damaged and must be repaired by an operator (GET /ready names it); events are not accepted until then")
 	default:
 		s.log.Error("ingest append failed", "source_id", src.ID, "err", err)
 		sendStatic(ctx, fasthttp.StatusInternalServerError, bodyInternal)

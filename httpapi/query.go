@@ -12,7 +12,9 @@ import (
 // QueryRunner executes queries for the HTTP API; the query layer
 // implements it. Both methods return the complete response body, sent
 // with HTTP 200 and Content-Type application/json: {"result": [...]} on
-// success, {"error": ...} when the query fails (Logflare answers query
+// success (with a top-level "warnings" list of strings when the answer
+// misses stored data set aside as damaged), {"error": ...} when the query
+// fails (Logflare answers query
 // failures with 200, logflare-compat §2.4). Implementations must be safe
 // for concurrent use and must honour ctx (it ends at the query timeout or
 // when the server shuts down).

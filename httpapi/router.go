@@ -159,6 +159,9 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		case sub == "event" && get && token != "":
 			s.handleEvent(ctx, token)
 			return
+		case sub == "repair-wal" && method == fasthttp.MethodPost && token != "":
+			s.repairWAL(ctx, token)
+			return
 		case sub == "search" && token != "":
 			switch {
 			case get || method == fasthttp.MethodPost:

@@ -22,8 +22,9 @@ import (
 //     date alone as `to` runs to the end of that day);
 //   - limit: events to return, 1 to 10,000 (default 100).
 //
-// The answer is 200 {"result": [events, newest first], "chart": [buckets]}
-// ("chart" only when the LQL has c: clauses); 401 {"error":"Unauthorized"}
+// The answer is 200 {"result": [events, newest first], "chart": [buckets],
+// "warnings": [...]} ("chart" only when the LQL has c: clauses, "warnings"
+// only when the answer misses stored data set aside as damaged); 401 {"error":"Unauthorized"}
 // without a key that may query (scope private or query) or for an unknown
 // source; 400 {"error": msg} for LQL that does not parse or does not fit
 // the source's schema, and for bad parameters; 200 {"error": msg} when the

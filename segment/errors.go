@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 )
 
 // ErrCorrupt is matched (errors.Is) by every error that reports damaged or
@@ -12,7 +13,10 @@ var ErrCorrupt = errors.New("segment: corrupt")
 // CorruptError says where a segment is damaged. Messages carry file names,
 // sections and offsets, never event contents.
 type CorruptError struct {
-	Path    string // file path, for the operator
+	// Path is the name the reader was opened with (the engine opens
+	// segments by their path relative to the source's directory, so that
+	// no error carries the server's directories).
+	Path    string
 	Offset  int64  // byte offset of the damaged unit, -1 if unknown
 	Section string // "trailer", "footer", "page", "dictionary", "section index", ...
 	Err     error
@@ -46,4 +50,15 @@ type VersionError struct {
 func (e *VersionError) Error() string {
 	return fmt.Sprintf("segment %s: format version %d is not supported by this build (it reads %d..%d); run the Sediment version that wrote it",
 		e.Path, e.Version, FormatMinSupported, FormatLatest)
+}
+
+// ioCause is a read error without the file path an *fs.PathError carries:
+// the CorruptError that wraps it names the file already, by the name the
+// reader was given.
+func ioCause(err error) error {
+	var pe *iofs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }

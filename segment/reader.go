@@ -48,6 +48,9 @@ type Reader struct {
 	footOff int64 // where the footer unit starts: every other unit ends before it
 	ft      *footer
 	colIdx  map[colKey]int
+
+	spansOnce sync.Once
+	spans     [][2]int64 // per block: first and past-last byte of its units
 }
 
 type colKey struct {
@@ -102,7 +105,7 @@ func Open(f vfs.File, path string) (*Reader, error) {
 	}
 	var hdr [headerSize]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return nil, corruptf(path, "header", 0, "read: %v", err)
+		return nil, corruptf(path, "header", 0, "read: %v", ioCause(err))
 	}
 	if string(hdr[:4]) != magic {
 		return nil, corruptf(path, "header", 0, "bad magic %q", hdr[:4])
@@ -111,7 +114,7 @@ func Open(f vfs.File, path string) (*Reader, error) {
 	var tr [trailerSize]byte
 	trOff := size - trailerSize
 	if _, err := f.ReadAt(tr[:], trOff); err != nil {
-		return nil, corruptf(path, "trailer", trOff, "read: %v", err)
+		return nil, corruptf(path, "trailer", trOff, "read: %v", ioCause(err))
 	}
 	if r.version < FormatMinSupported || r.version > FormatLatest {
 		// Header and trailer agreeing on the version (and the trailer's
@@ -239,7 +242,7 @@ func (r *Reader) readUnit(off, ln int64, section string, maxSize int) ([]byte, e
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, corruptf(r.path, section, off, "read: %v", err)
+		return nil, corruptf(r.path, section, off, "read: %v", ioCause(err))
 	}
 	n := len(buf) - unitTrailerSize
 	codec := buf[n]
@@ -694,37 +697,87 @@ func decodePage(body []byte, t ColType, c *chunkMeta, p *pageMeta, dict *dictDat
 // Check reads every unit of the segment, verifying checksums and that every
 // page decodes with the row and value counts the footer gives.
 func (r *Reader) Check() error {
-	var v vec.Vector
 	for b := range r.ft.blocks {
-		bm := &r.ft.blocks[b]
-		for ci := range bm.chunks {
-			c := &bm.chunks[ci]
-			if err := r.readColumn(b, c.col, 0, bm.rows, &v, cacheBypass); err != nil {
-				return err
-			}
-			nulls := 0
-			if v.Nulls != nil {
-				nulls = v.Nulls.Count()
-			}
-			if bm.rows-nulls != c.present {
-				return corruptf(r.path, "chunk", c.pages[0].off, "column %q block %d: %d values, footer says %d", r.ft.cols[c.col].Path, b, bm.rows-nulls, c.present)
-			}
-			if r.ft.cols[c.col].Type == TypeTimestamp && r.ft.cols[c.col].Path == "timestamp" {
-				for i := 0; i < bm.rows; i++ {
-					ts := v.Ints[i]
-					if ts < bm.minTime || ts > bm.maxTime || (i > 0 && ts < v.Ints[i-1]) {
-						return corruptf(r.path, "chunk", c.pages[0].off, "block %d: timestamps out of order or outside the block's range", b)
-					}
+		if err := r.CheckBlock(b); err != nil {
+			return err
+		}
+	}
+	return r.CheckSections()
+}
+
+// CheckBlock reads every unit of block b from the file (not the caches),
+// verifying checksums and that every page decodes with the row and value
+// counts the footer gives and, for the timestamp column, in order and
+// within the block's range.
+func (r *Reader) CheckBlock(b int) error {
+	var v vec.Vector
+	bm := &r.ft.blocks[b]
+	for ci := range bm.chunks {
+		c := &bm.chunks[ci]
+		if err := r.readColumn(b, c.col, 0, bm.rows, &v, cacheBypass); err != nil {
+			return err
+		}
+		nulls := 0
+		if v.Nulls != nil {
+			nulls = v.Nulls.Count()
+		}
+		if bm.rows-nulls != c.present {
+			return corruptf(r.path, "chunk", c.pages[0].off, "column %q block %d: %d values, footer says %d", r.ft.cols[c.col].Path, b, bm.rows-nulls, c.present)
+		}
+		if r.ft.cols[c.col].Type == TypeTimestamp && r.ft.cols[c.col].Path == "timestamp" {
+			for i := 0; i < bm.rows; i++ {
+				ts := v.Ints[i]
+				if ts < bm.minTime || ts > bm.maxTime || (i > 0 && ts < v.Ints[i-1]) {
+					return corruptf(r.path, "chunk", c.pages[0].off, "block %d: timestamps out of order or outside the block's range", b)
 				}
 			}
 		}
 	}
+	return nil
+}
+
+// CheckSections reads every section unit, verifying its checksum.
+func (r *Reader) CheckSections() error {
 	for _, s := range r.ft.sections {
 		if _, err := r.readUnit(s.off, s.len, "section "+s.name, maxUnitSize); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// BlockAt returns the block whose units (dictionaries and pages) hold byte
+// offset off of the file, or -1 when off is in no block (the header, a
+// section, the footer). It places a CorruptError's Offset: damage in a
+// block costs that block's rows only.
+func (r *Reader) BlockAt(off int64) int {
+	r.spansOnce.Do(func() {
+		r.spans = make([][2]int64, len(r.ft.blocks))
+		for b := range r.ft.blocks {
+			lo, hi := int64(-1), int64(-1)
+			note := func(o, l int64) {
+				if lo < 0 || o < lo {
+					lo = o
+				}
+				hi = max(hi, o+l)
+			}
+			for _, c := range r.ft.blocks[b].chunks {
+				if c.dictEntries > 0 {
+					note(c.dictOff, c.dictLen)
+				}
+				for _, p := range c.pages {
+					note(p.off, p.len)
+				}
+			}
+			r.spans[b] = [2]int64{lo, hi}
+		}
+	})
+	for b, sp := range r.spans {
+		if sp[0] >= 0 && off >= sp[0] && off < sp[1] {
+			return b
+		}
+	}
+	return -1
 }
 
 // dataEnd is where units end and the footer begins.
@@ -830,7 +883,7 @@ func (r *Reader) readUnitRaw(off, ln int64, section string) (raw, payload []byte
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, nil, 0, corruptf(r.path, section, off, "read: %v", err)
+		return nil, nil, 0, corruptf(r.path, section, off, "read: %v", ioCause(err))
 	}
 	n := len(buf) - unitTrailerSize
 	codec = buf[n]

@@ -16,6 +16,7 @@ import (
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/sql"
+	"github.com/sediment/sediment/sql/scan"
 )
 
 func init() {
@@ -91,9 +92,13 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	}
 	var res *sql.Result
 	var took []time.Duration
+	var warnings *scan.Warnings
 	for range max(*repeat, 1) {
 		start := time.Now()
-		res, err = svc.Query(context.Background(), fl.Arg(0), params.m, *maxRows)
+		// What the answer misses (data set aside as damaged) is listed,
+		// not left out silently.
+		warnings = &scan.Warnings{}
+		res, err = svc.Query(scan.WithWarnings(context.Background(), warnings), fl.Arg(0), params.m, *maxRows)
 		if err != nil {
 			fmt.Fprintln(stderr, "error:", err)
 			return 1
@@ -102,11 +107,15 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	}
 	if *format == "json" {
 		b := []byte(`{"result":`)
-		b = append(res.AppendJSON(b), "}\n"...)
+		b = endpoints.AppendWarnings(res.AppendJSON(b), warnings.List())
+		b = append(b, "}\n"...)
 		stdout.Write(b)
 		return 0
 	}
 	printTable(stdout, res)
+	for _, w := range warnings.List() {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
 	if len(took) == 1 {
 		fmt.Fprintf(stderr, "%d rows in %s\n", res.Len, took[0].Round(time.Microsecond))
 	} else {

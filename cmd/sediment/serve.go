@@ -45,8 +45,10 @@ type serveConfig struct {
 	// DebugListen, when set, serves Go's profiler (/debug/pprof/) on a
 	// separate listener, off by default; bind it to localhost.
 	DebugListen string
-	// RepairWAL lets startup cut a write-ahead log at a damaged record even
-	// when valid records follow (they are lost); off, startup refuses.
+	// RepairWAL makes startup rewrite damaged write-ahead logs without
+	// their damaged records (the records after the damage are kept; the
+	// originals go to the source's quarantine/). Off, a source whose log is
+	// damaged starts read-only and the others start normally.
 	RepairWAL bool
 	// MemoryLimit is the soft memory target (--memory-limit): the Go
 	// runtime's limit and the size of the engine's heads; 0 turns it off.
@@ -118,7 +120,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
 	minFree := fs.String("min-free-disk", fmt.Sprintf("%dMiB", defaultMinFreeDisk>>20), "free space of the data directory's file system below which ingest is refused (507 with Retry-After) until space is freed; 0 turns it off")
 	fs.IntVar(&cfg.MaxEventFields, "max-event-fields", 0, "most fields one event may have, counting nested ones (default 1000, at most 9997): an event with more is stored with its first fields in the order it lists them, depth first, and the rest are counted per source, not stored")
-	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "start even if a write-ahead log is damaged mid-file, dropping the records after the damage (run `sediment fsck` first)")
+	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "rewrite damaged write-ahead logs at startup, dropping only their damaged records (run `sediment fsck` first to see what is lost; the originals are kept in quarantine/)")
 	cfg.Syslog.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -303,10 +305,15 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
 	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {
-		if errors.Is(err, engine.ErrWALCorrupt) && !cfg.RepairWAL {
-			return nil, fmt.Errorf("open engine: %w (see `sediment fsck --data-dir %s`; --repair-wal starts anyway, dropping the log records after the damage)", err, cfg.DataDir)
-		}
 		return nil, fmt.Errorf("open engine: %w", err)
+	}
+	for _, c := range eng.Conditions() {
+		if c.Kind == engine.ConditionWALDamaged {
+			// The engine logged the damage; say once more, at the top, what
+			// repairs it. The other sources start regardless.
+			log.Error("a source's write-ahead log is damaged: it serves what it has, read-only", "source_token", c.Shard,
+				"repair", fmt.Sprintf("stop the server, then run: sediment fsck --data-dir %s --repair-wal --source %s (or restart with --repair-wal)", cfg.DataDir, c.Shard))
+		}
 	}
 	defer func() {
 		if err != nil {

@@ -214,15 +214,19 @@ func (s *Service) EndpointParameters(ep *catalog.Endpoint) []string {
 
 // RunSQL runs an ad-hoc query over the sources (GET /api/query).
 func (s *Service) RunSQL(ctx context.Context, q string) []byte {
-	res, err := s.Query(ctx, q, nil, s.opts.AdhocMaxRows)
+	w := &scan.Warnings{}
+	res, err := s.Query(scan.WithWarnings(ctx, w), q, nil, s.opts.AdhocMaxRows)
 	if err != nil {
 		return errorBody(err)
 	}
-	return resultBody(res)
+	return resultBody(res, w.List())
 }
 
-// Query validates and runs SQL over the sources. A panic while doing so is
-// logged with its stack and returned as a *recovered.Error.
+// Query validates and runs SQL over the sources. When the engine has to
+// leave out data it cannot read (damage set aside), it says so in the
+// scan.Warnings that ctx carries (scan.WithWarnings); without one, such a
+// query fails instead. A panic while doing so is logged with its stack
+// and returned as a *recovered.Error.
 func (s *Service) Query(ctx context.Context, q string, params map[string]string, maxRows int) (_ *sql.Result, err error) {
 	defer func() { s.logPanic(err, "sql", q) }()
 	defer recovered.Catch(&err)
@@ -283,11 +287,14 @@ func (s *Service) execute(ctx context.Context, ep *catalog.Endpoint, params map[
 	if maxRows <= 0 {
 		maxRows = 1000
 	}
-	res, err := s.run(ctx, pq, params, maxRows)
+	w := &scan.Warnings{}
+	res, err := s.run(scan.WithWarnings(ctx, w), pq, params, maxRows)
 	if err != nil {
 		return nil, err
 	}
-	return resultBody(res), nil
+	// The body, warnings included, is what the cache keeps: a cached
+	// answer that misses data says so as the first one did.
+	return resultBody(res, w.List()), nil
 }
 
 // logPanic logs err with its stack when it is a recovered panic, with the
@@ -373,7 +380,12 @@ func (qc *queryCatalog) Table(name string) (scan.Table, error) {
 	}
 	sh, err := qc.s.eng.Shard(src.Token)
 	if err != nil {
-		return nil, err
+		if errors.Is(err, engine.ErrClosed) {
+			return nil, err
+		}
+		// The cause may name server paths: it goes to the log only.
+		qc.s.opts.Logger.Error("open the storage of a source for a query", "source", name, "err", err)
+		return nil, fmt.Errorf("source %s: its storage could not be opened (the server log says why)", name)
 	}
 	sn := sh.Snapshot()
 	qc.snaps[name] = sn
@@ -386,11 +398,31 @@ func (qc *queryCatalog) release() {
 	}
 }
 
-func resultBody(res *sql.Result) []byte {
+// resultBody is Logflare's {"result": [...]}, with a "warnings" list of
+// what the answer misses (stored data set aside as damaged) when it misses
+// anything. Logflare's clients ignore members they do not know.
+func resultBody(res *sql.Result, warnings []string) []byte {
 	b := make([]byte, 0, 64+res.Len*128)
 	b = append(b, `{"result":`...)
 	b = res.AppendJSON(b)
+	b = AppendWarnings(b, warnings)
 	return append(b, '}')
+}
+
+// AppendWarnings appends `,"warnings":[...]` to a JSON object being
+// written, or nothing when there are no warnings.
+func AppendWarnings(dst []byte, warnings []string) []byte {
+	if len(warnings) == 0 {
+		return dst
+	}
+	dst = append(dst, `,"warnings":[`...)
+	for i, w := range warnings {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonstr.Append(dst, w)
+	}
+	return append(dst, ']')
 }
 
 // errorBody is Logflare's error envelope. Messages name what is wrong

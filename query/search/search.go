@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/internal/jsonstr"
 	"github.com/sediment/sediment/internal/recovered"
 	"github.com/sediment/sediment/lql"
 	"github.com/sediment/sediment/sql"
@@ -137,17 +138,31 @@ type Response struct {
 	// Chart has one row per non-empty bucket, oldest first: timestamp (the
 	// bucket's start) and count (the c: aggregate). Nil without c:.
 	Chart *sql.Result
+	// Warnings say what the answer misses: stored events set aside as
+	// damaged that the search would have read. Nil when it misses nothing.
+	Warnings []string
 }
 
-// AppendJSON writes the response body: {"result": [...], "chart": [...]},
-// rows encoded as Logflare's query results are (timestamps in integer
-// microseconds, records in BigQuery's shape); "chart" only with a chart.
+// AppendJSON writes the response body: {"result": [...], "chart": [...],
+// "warnings": [...]}, rows encoded as Logflare's query results are
+// (timestamps in integer microseconds, records in BigQuery's shape);
+// "chart" only with a chart, "warnings" only when the answer misses data.
 func (r *Response) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"result":`...)
 	dst = r.Events.AppendJSON(dst)
 	if r.Chart != nil {
 		dst = append(dst, `,"chart":`...)
 		dst = r.Chart.AppendJSON(dst)
+	}
+	if len(r.Warnings) > 0 {
+		dst = append(dst, `,"warnings":[`...)
+		for i, w := range r.Warnings {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonstr.Append(dst, w)
+		}
+		dst = append(dst, ']')
 	}
 	return append(dst, '}')
 }
@@ -258,12 +273,19 @@ func (s *Searcher) logPanic(err error, attrs ...any) {
 	}
 }
 
-// Run executes a plan over tbl. A panic fails the run alone: it is logged
-// with its stack and returned as a *recovered.Error.
+// Run executes a plan over tbl. What the answer misses (stored data set
+// aside as damaged) is in the response's Warnings. A panic fails the run
+// alone: it is logged with its stack and returned as a *recovered.Error.
 func (s *Searcher) Run(ctx context.Context, tbl scan.Table, p *Plan) (_ *Response, err error) {
 	defer func() { s.logPanic(err, "source", tbl.Name(), "sql", p.SearchSQL) }()
 	defer recovered.Catch(&err)
 	res := &Response{}
+	w := scan.WarningsFrom(ctx)
+	if w == nil {
+		w = &scan.Warnings{}
+		ctx = scan.WithWarnings(ctx, w)
+	}
+	defer func() { res.Warnings = w.List() }()
 	if res.Events, err = s.events(ctx, tbl, p); err != nil {
 		return nil, err
 	}

@@ -56,6 +56,9 @@ type serveConfig struct {
 	// segments up to, zstd levels for flushes and for compaction.
 	BlockRows, PageBytes, SegmentRows int
 	ZstdFlush, ZstdCompact            int
+	// Limits bound the queries and request bodies clients can hold
+	// (limits.go).
+	Limits httpLimits
 }
 
 // parseServeConfig reads flags (which win) and the environment.
@@ -100,7 +103,11 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
 	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "start even if a write-ahead log is damaged mid-file, dropping the records after the damage (run `sediment fsck` first)")
+	parseLimits := cfg.Limits.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if err := parseLimits(); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
@@ -298,6 +305,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		return nil, err
 	}
 	opts := httpapi.Options{Engine: eng, Catalog: cat, Logger: log.With("component", "http"), DrainDelay: cfg.DrainDelay}
+	cfg.Limits.apply(&opts, cfg.MemoryLimit)
 	if deps.Runner != nil {
 		opts.Runner = deps.Runner(eng, cat)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -86,17 +85,18 @@ func (b *byteBudget) release(n int64) {
 
 // bodyGuard wraps fasthttp's stream of one request body: it stops past
 // limit bytes and charges what it reads to the server's in-flight budget
-// until release. Its err says why reading stopped early.
+// until finish. Its err says why reading stopped early. It is not pooled:
+// fasthttp keeps a reference to it in the request until the request is
+// reset.
 type bodyGuard struct {
-	src     io.Reader
-	limit   int
-	budget  *byteBudget
-	read    int
-	charged int64
-	err     error
+	src      io.Reader
+	limit    int
+	declared int // Content-Length, or -1 when chunked
+	budget   *byteBudget
+	read     int
+	charged  int64
+	err      error
 }
-
-var guardPool = sync.Pool{New: func() any { return new(bodyGuard) }}
 
 // Read implements io.Reader.
 func (g *bodyGuard) Read(p []byte) (int, error) {
@@ -105,6 +105,11 @@ func (g *bodyGuard) Read(p []byte) (int, error) {
 	}
 	if room := g.limit + 1 - g.read; len(p) > room {
 		p = p[:room] // one byte past the limit tells "too large" from "at the limit"
+	}
+	if g.declared >= 0 && len(p) > g.declared-g.read {
+		// Never charge past the declared length; at its end the stream
+		// answers io.EOF to an empty read.
+		p = p[:max(0, g.declared-g.read)]
 	}
 	if len(p) > guardReadChunk {
 		p = p[:guardReadChunk]
@@ -148,8 +153,7 @@ func (s *Server) guardBody(ctx *fasthttp.RequestCtx) *bodyGuard {
 	if src == nil || cl == 0 {
 		return nil
 	}
-	g := guardPool.Get().(*bodyGuard)
-	*g = bodyGuard{src: src, limit: s.opts.MaxBodyBytes, budget: &s.bodies}
+	g := &bodyGuard{src: src, limit: s.opts.MaxBodyBytes, declared: max(cl, -1), budget: &s.bodies}
 	// The original stream stays fasthttp's to drain after the handler;
 	// SetBodyStream only changes what the handler reads through.
 	ctx.Request.SetBodyStream(g, cl)
@@ -162,8 +166,7 @@ func (g *bodyGuard) finish(ctx *fasthttp.RequestCtx) {
 	unread := ctx.RequestBodyStream() == g && g.err == nil
 	failed := g.err != nil
 	g.budget.release(g.charged)
-	*g = bodyGuard{}
-	guardPool.Put(g)
+	g.charged = 0
 	switch {
 	case failed:
 		// Reading stopped mid-body: the rest of it is still on the wire.

@@ -90,6 +90,20 @@ func (t *AccessToken) CanIngest(sourceID int64) bool {
 	return false
 }
 
+// CanIngestSomewhere reports whether the token may ingest into some
+// source (CanIngest holds for at least one id): the check of an ingest
+// request that can be made before its source is known.
+func (t *AccessToken) CanIngestSomewhere() bool {
+	for _, s := range t.Scopes {
+		switch {
+		case s == ScopePrivate, s == ScopePublic, s == ScopeIngest,
+			strings.HasPrefix(s, scopeIngestSource), strings.HasPrefix(s, scopeIngestCollection):
+			return true
+		}
+	}
+	return false
+}
+
 // CanQuery reports whether the token may query the endpoint with id
 // endpointID: scope private, query or query:endpoint:<id>. A public token
 // may not.

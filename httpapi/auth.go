@@ -46,14 +46,17 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx) *catalog.AccessToken {
 }
 
 // authorizeManagement returns whether the request carries a private token,
-// answering 401 when it does not.
+// answering 401 when it does not. Then it reads the request's body, if any
+// (body.go), answering and returning false when that fails: management
+// handlers check the key before anything else, so their bodies are read
+// here.
 func (s *Server) authorizeManagement(ctx *fasthttp.RequestCtx) bool {
 	tok := s.authenticate(ctx)
 	if tok == nil || !tok.CanManage() {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return false
 	}
-	return true
+	return s.readBody(ctx)
 }
 
 // b2s views b as a string without copying, for lookups that do not keep

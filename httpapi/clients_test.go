@@ -159,8 +159,8 @@ func TestHerokuLogDrain(t *testing.T) {
 			t.Errorf("%s = %#v, want %#v", path, got, w)
 		}
 	}
-	if ts.srv.Stats().SkippedLines != 1 {
-		t.Errorf("skipped lines %d", ts.srv.Stats().SkippedLines)
+	if n := ts.srv.Stats().Dropped(DropUnparseableLine); n != 1 {
+		t.Errorf("skipped lines %d", n)
 	}
 }
 

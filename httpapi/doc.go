@@ -6,7 +6,16 @@
 // Files, one concern each:
 //
 //	server.go     Options, Server, lifecycle (Serve, SetReady, Shutdown)
-//	router.go     method + path → handler, the /analytics/v1 prefix
+//	router.go     method + path → handler, the /analytics/v1 prefix,
+//	              Expect: 100-continue
+//	body.go       request bodies: read after auth, size and in-flight caps
+//	framing.go    Content-Length with Transfer-Encoding refused
+//	admission.go  query slots and queue (429 past them)
+//	clientgone.go cancelling the query of a client that went away
+//	peek_*.go     a non-blocking look at a connection
+//	conns.go      connection states, for a shutdown that does not wait
+//	              on idle connections
+//	drops.go      per-source ingest counts and dropped events by reason
 //	auth.go       API key extraction and checks
 //	cors.go       CORS headers and preflight answers
 //	respond.go    JSON bodies and status helpers

@@ -122,6 +122,11 @@ func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 		esError(ctx, fasthttp.StatusUnauthorized, "security_exception", "the source named by the request does not exist or the key may not write to it")
 		return
 	}
+	// The key and the source are checked: now the body may be read
+	// (body.go: size and in-flight limits).
+	if !s.readBody(ctx) {
+		return
+	}
 	w := s.workers.Get().(*ingestWorker)
 	defer s.workers.Put(w)
 	items, err := w.dec.DecodeBulk(ingest.Request{
@@ -210,8 +215,7 @@ func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 		}
 		out[i] = entry{items[i].Action: &results[i]}
 	}
-	s.countDropped(nil, dropRejected, refused) // store counted future timestamps
-	s.stats.requests.Add(1)
+	s.countDrops(nil, DropRejected, refused, "records refused by a protocol route, each answered in its response") // store counted future timestamps
 	b, err := json.Marshal(struct {
 		Took   int64   `json:"took"`
 		Errors bool    `json:"errors"`

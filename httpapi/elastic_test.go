@@ -71,7 +71,7 @@ func TestElasticsearchClient(t *testing.T) {
 			}
 		}
 	}
-	if st := ts.srv.Stats(); st.Rejected != 1 {
-		t.Errorf("rejected %d, want 1 (the document for no source)", st.Rejected)
+	if st := ts.srv.Stats(); st.Dropped(DropRejected) != 1 {
+		t.Errorf("rejected %d, want 1 (the document for no source)", st.Dropped(DropRejected))
 	}
 }

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bufio"
+	"bytes"
 	"runtime"
 	"strings"
 	"testing"
@@ -83,6 +85,34 @@ func FuzzHandler(f *testing.F) {
 		}
 		if ctx.Response.StatusCode() >= 500 && ctx.Response.StatusCode() != 503 {
 			t.Fatalf("%s %s: %d %s", method, uri, ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	})
+}
+
+// FuzzConflictingFraming: any request head either fails to parse or is
+// judged without a panic, and a request judged to carry both framings is
+// chunked and has a Content-Length line.
+func FuzzConflictingFraming(f *testing.F) {
+	for _, s := range []string{
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\ncontent-length: 5\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length : 5\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+		"GET / HTTP/1.1\r\nX-Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"POST / HTTP/1.1\nTransfer-Encoding: chunked\nContent-Length:\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var h fasthttp.RequestHeader
+		if h.Read(bufio.NewReader(bytes.NewReader(raw))) != nil {
+			return
+		}
+		if conflictingFraming(&h) {
+			if h.ContentLength() != -1 || !bytes.Contains(bytes.ToLower(raw), []byte("content-length")) {
+				t.Fatalf("judged conflicting: %q", raw)
+			}
 		}
 	})
 }

@@ -279,12 +279,24 @@ func gzipped(t testing.TB, b []byte) []byte {
 
 // fakeRunner records what the query routes hand to the runner and answers
 // with a body naming the call. block, when set, is waited on before
-// answering (for shutdown tests); started is signalled on entry.
+// answering (for shutdown tests); started is signalled on entry; ended,
+// when set, receives the query context's error once the call ends its
+// wait. cached holds the answers CachedEndpoint gives, by endpoint name.
 type fakeRunner struct {
 	mu      sync.Mutex
 	calls   []runnerCall
 	block   chan struct{}
 	started chan struct{}
+	ended   chan error
+	cached  map[string][]byte
+}
+
+// CachedEndpoint implements CachedRunner.
+func (f *fakeRunner) CachedEndpoint(ep *catalog.Endpoint, _ map[string]string, _ bool) ([]byte, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.cached[ep.Name]
+	return b, ok
 }
 
 type runnerCall struct {
@@ -319,6 +331,9 @@ func (f *fakeRunner) enter(ctx context.Context) {
 		case <-f.block:
 		case <-ctx.Done():
 		}
+	}
+	if f.ended != nil {
+		f.ended <- ctx.Err()
 	}
 }
 

@@ -1,9 +1,14 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // TestShutdownFinishesInFlight: a request running when shutdown starts is
@@ -67,4 +72,72 @@ func TestReadyDuringDrain(t *testing.T) {
 	if n := len(ts.events("postgres.logs")); n != 2 {
 		t.Fatalf("%d events", n)
 	}
+}
+
+// TestShutdownClosesIdleConnections: connections with no request in
+// flight (one that connected and sent nothing, one kept alive after a
+// request) do not hold shutdown: it returns nil within a 3 s budget, where
+// it used to wait for the new connection 5 s (fasthttp) or until the
+// shutdown timeout (fasthttp before v1.78: `context deadline exceeded`,
+// exit status 1). Nothing in the server's path waits: both connections are
+// closed when shutdown starts, and fasthttp notices within its 100 ms poll,
+// so the budget is 30 polls of slack on a loaded machine.
+func TestShutdownClosesIdleConnections(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	silent := dialServer(t, ts)
+	keptAlive := dialServer(t, ts)
+	io.WriteString(keptAlive, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(keptAlive)
+	if res, _ := readResponse(t, keptAlive, br); res.StatusCode != 200 || res.Close {
+		t.Fatalf("%d close=%v", res.StatusCode, res.Close)
+	}
+	// Both connections are open and known to the server.
+	waitFor(t, "two connections", func() bool {
+		ts.srv.conns.mu.Lock()
+		defer ts.srv.conns.mu.Unlock()
+		return len(ts.srv.conns.conns) == 2
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := ts.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with idle connections: %v", err)
+	}
+	if err := <-ts.served; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	ts.served <- nil // for the cleanup's stop
+	for _, c := range []net.Conn{silent, keptAlive} {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if n, err := c.Read(make([]byte, 1)); err == nil {
+			t.Fatalf("connection still open after shutdown (%d bytes read)", n)
+		}
+	}
+}
+
+// TestRequestOnConnectionClosedByShutdown: a request read from a
+// connection that shutdown closed (it arrived in the instant between the
+// server seeing the connection silent and closing it) is dropped without
+// doing anything, so that nothing is done for a client that cannot be
+// answered.
+func TestRequestOnConnectionClosedByShutdown(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	server, client := net.Pipe()
+	defer client.Close()
+	ts.srv.conns.hook(server, fasthttp.StateNew)
+	ts.srv.conns.closeSilent()
+	ts.srv.conns.hook(server, fasthttp.StateActive) // the request's first byte, read just before the close
+
+	var ctx fasthttp.RequestCtx
+	ctx.Init2(server, nil, false)
+	ctx.Request.Header.SetMethod("POST")
+	ctx.Request.SetRequestURI("/api/logs?source_name=postgres.logs")
+	ctx.Request.Header.Set("X-API-KEY", pubKey)
+	ctx.Request.Header.SetContentType("application/json")
+	ctx.Request.SetBodyString(`{"message":"never"}`)
+	ts.srv.handle(&ctx)
+	if n := len(ts.events("postgres.logs")); n != 0 {
+		t.Fatalf("%d events stored from a request on a connection closed by shutdown", n)
+	}
+	ts.srv.conns.hook(server, fasthttp.StateClosed)
 }

@@ -26,6 +26,11 @@ func (s *Server) handleLokiPush(ctx *fasthttp.RequestCtx) {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return
 	}
+	// The key and the source are checked: now the body may be read
+	// (body.go: size and in-flight limits).
+	if !s.readBody(ctx) {
+		return
+	}
 	w := s.workers.Get().(*ingestWorker)
 	defer s.workers.Put(w)
 	push, err := w.dec.DecodeLokiPush(ingest.Request{
@@ -57,6 +62,5 @@ func (s *Server) handleLokiPush(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	s.stats.requests.Add(1)
 	sendNoContent(ctx)
 }

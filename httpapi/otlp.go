@@ -41,6 +41,11 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 		return
 	}
 
+	// The key and the source are checked: now the body may be read
+	// (body.go: size and in-flight limits).
+	if !s.readBody(ctx) {
+		return
+	}
 	w := s.workers.Get().(*ingestWorker)
 	defer s.workers.Put(w)
 	logs, err := w.dec.DecodeOTLPLogs(ingest.Request{
@@ -59,7 +64,7 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 	}
 
 	rejected, reason := logs.Rejected, logs.Reason
-	s.countDropped(nil, dropRejected, logs.Rejected)
+	s.countDrops(nil, DropRejected, logs.Rejected, "records refused by a protocol route, each answered in its response")
 	var groups sourceGroups[event.Value]
 	unrouted := 0
 	for i := range logs.Resources {
@@ -79,7 +84,7 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 		}
 		groups.add(src, r.Events...)
 	}
-	s.countDropped(nil, dropRejected, unrouted)
+	s.countDrops(nil, DropRejected, unrouted, "records refused by a protocol route, each answered in its response")
 	if unrouted > 0 && len(groups.order) == 0 && logs.Rejected == 0 {
 		otlpStatus(ctx, enc, fasthttp.StatusUnauthorized, rpcUnauthenticated, "Unauthorized: "+reason)
 		return
@@ -102,7 +107,6 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 			}
 		}
 	}
-	s.stats.requests.Add(1)
 	otlpExportResponse(ctx, enc, rejected, reason)
 }
 

@@ -125,8 +125,8 @@ func TestOTLPClients(t *testing.T) {
 			}
 		})
 	}
-	if st := ts.srv.Stats(); st.Rejected != 0 {
-		t.Errorf("rejected %d", st.Rejected)
+	if st := ts.srv.Stats(); st.Dropped(DropRejected) != 0 {
+		t.Errorf("rejected %d", st.Dropped(DropRejected))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sediment/sediment/catalog"
@@ -20,23 +19,6 @@ func (panicRunner) RunEndpoint(context.Context, *catalog.Endpoint, map[string]st
 }
 
 func (panicRunner) RunSQL(context.Context, string) []byte { panic("runner bug") }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestHandlerPanicIsLoggedWithItsStack: a bug below a handler answers
 // that request 500 and logs the panic with its stack; the server goes on.

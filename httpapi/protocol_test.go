@@ -87,8 +87,8 @@ func TestOTLPRoute(t *testing.T) {
 		t.Errorf("checkout after partial success: %s", got)
 	}
 	after := ts.srv.Stats()
-	if after.Rejected-before.Rejected != 2 || after.DroppedFuture-before.DroppedFuture != 1 {
-		t.Errorf("counters: rejected +%d, future +%d", after.Rejected-before.Rejected, after.DroppedFuture-before.DroppedFuture)
+	if after.Dropped(DropRejected)-before.Dropped(DropRejected) != 2 || after.Dropped(DropFutureTimestamp)-before.Dropped(DropFutureTimestamp) != 1 {
+		t.Errorf("counters: rejected +%d, future +%d", after.Dropped(DropRejected)-before.Dropped(DropRejected), after.Dropped(DropFutureTimestamp)-before.Dropped(DropFutureTimestamp))
 	}
 
 	// Protobuf: partial success and errors come back in protobuf.
@@ -247,8 +247,8 @@ func TestBulkRoute(t *testing.T) {
 		t.Errorf("postgres.logs: %s", got)
 	}
 	after := ts.srv.Stats()
-	if after.Rejected-before.Rejected != 3 || after.DroppedFuture-before.DroppedFuture != 1 {
-		t.Errorf("counters: rejected +%d, future +%d", after.Rejected-before.Rejected, after.DroppedFuture-before.DroppedFuture)
+	if after.Dropped(DropRejected)-before.Dropped(DropRejected) != 3 || after.Dropped(DropFutureTimestamp)-before.Dropped(DropFutureTimestamp) != 1 {
+		t.Errorf("counters: rejected +%d, future +%d", after.Dropped(DropRejected)-before.Dropped(DropRejected), after.Dropped(DropFutureTimestamp)-before.Dropped(DropFutureTimestamp))
 	}
 	// A key scoped to postgres.logs is refused another source per item.
 	r = ts.do("POST", "/_bulk", []byte("{\"create\":{\"_index\":\"web\"}}\n{\"message\":\"m\"}\n"), "Content-Type", "application/json", "Authorization", "Bearer "+ingestKey2)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -16,8 +17,9 @@ import (
 // misses stored data set aside as damaged), {"error": ...} when the query
 // fails (Logflare answers query
 // failures with 200, logflare-compat §2.4). Implementations must be safe
-// for concurrent use and must honour ctx (it ends at the query timeout or
-// when the server shuts down).
+// for concurrent use and must honour ctx (it ends at the query timeout,
+// when the client goes away and when the server shuts down). The server
+// bounds how many calls run at once (admission.go).
 type QueryRunner interface {
 	// RunEndpoint runs endpoint ep. params holds every request parameter
 	// as a string (path parameter, query string, body): the endpoint's
@@ -28,6 +30,17 @@ type QueryRunner interface {
 	RunEndpoint(ctx context.Context, ep *catalog.Endpoint, params map[string]string, redactPII bool) []byte
 	// RunSQL runs an ad-hoc query (GET /api/query?sql=...).
 	RunSQL(ctx context.Context, sql string) []byte
+}
+
+// CachedRunner is a QueryRunner that can answer some endpoint calls from
+// memory. Such an answer runs no query, so it skips admission control (a
+// full query queue does not delay it).
+type CachedRunner interface {
+	QueryRunner
+	// CachedEndpoint returns what RunEndpoint would return for the same
+	// arguments when it can be had without running a query (a fresh cached
+	// result), and false otherwise. It does not block.
+	CachedEndpoint(ep *catalog.Endpoint, params map[string]string, redactPII bool) ([]byte, bool)
 }
 
 // lookupMode says how a query route finds its endpoint.
@@ -72,6 +85,9 @@ func (s *Server) handleEndpointQuery(ctx *fasthttp.RequestCtx, pathKey, pathValu
 		sendStatic(ctx, fasthttp.StatusServiceUnavailable, bodyNoRunner)
 		return
 	}
+	if !s.readBody(ctx) {
+		return
+	}
 	params, err := collectParams(ctx, pathKey, pathValue, ep.Sandboxable)
 	if err != nil {
 		sendError(ctx, fasthttp.StatusBadRequest, err.Error())
@@ -81,8 +97,21 @@ func (s *Server) handleEndpointQuery(ctx *fasthttp.RequestCtx, pathKey, pathValu
 	if h := ctx.Request.Header.Peek(redactHeader); h != nil {
 		redact = bytes.EqualFold(bytes.TrimSpace(h), []byte("true"))
 	}
-	qctx, cancel := context.WithTimeout(s.baseCtx, s.opts.QueryTimeout)
-	defer cancel()
+	if c, ok := runner.(CachedRunner); ok {
+		// A fresh cached answer needs no query slot.
+		start := time.Now()
+		if body, hit := c.CachedEndpoint(ep, params, redact); hit {
+			ctx.Response.Header.Set(headerCache, "hit")
+			ctx.Response.Header.Set("Server-Timing", serverTiming(time.Since(start)))
+			sendRunnerBody(ctx, body)
+			return
+		}
+	}
+	qctx, done := s.startQuery(ctx)
+	if qctx == nil {
+		return
+	}
+	defer done()
 	runEndpoint(ctx, qctx, runner, ep, params, redact)
 }
 
@@ -109,8 +138,11 @@ func (s *Server) handleSQL(ctx *fasthttp.RequestCtx) {
 		sendStatic(ctx, fasthttp.StatusServiceUnavailable, bodyNoRunner)
 		return
 	}
-	qctx, cancel := context.WithTimeout(s.baseCtx, s.opts.QueryTimeout)
-	defer cancel()
+	qctx, done := s.startQuery(ctx)
+	if qctx == nil {
+		return
+	}
+	defer done()
 	sendRunnerBody(ctx, runner.RunSQL(qctx, string(sql)))
 }
 

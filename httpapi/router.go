@@ -16,9 +16,18 @@ import (
 // strip it are routed as if it were not there.
 const gatewayPrefix = "/analytics/v1"
 
-// handle is the fasthttp handler: route, recover, log.
+// handle is the fasthttp handler: guard the body, route, recover, log.
+// It runs as soon as a request's headers are in; the body is read by the
+// handler that wants it (body.go).
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
+	if s.conns.closedByShutdown(ctx.Conn()) {
+		// Shutdown closed this connection before the request arrived
+		// (conns.go): nobody can be answered, so nothing is done.
+		ctx.SetConnectionClose()
+		return
+	}
+	body := s.guardBody(ctx)
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("handler panic", "method", string(ctx.Method()), "path", string(ctx.Path()),
@@ -26,14 +35,20 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 			ctx.Response.Reset()
 			sendStatic(ctx, fasthttp.StatusInternalServerError, bodyInternal)
 		}
+		if body != nil {
+			body.finish(ctx)
+		}
 		s.logRequest(ctx, start)
 	}()
+	if conflictingFraming(&ctx.Request.Header) {
+		rejectConflictingFraming(ctx)
+		return
+	}
 	s.route(ctx)
 }
 
-// route dispatches on method and path. Unknown paths and methods answer
-// 404 {"error":"Not Found"}, as Phoenix's router does.
-func (s *Server) route(ctx *fasthttp.RequestCtx) {
+// routePath is the request's path without the gateway prefix.
+func routePath(ctx *fasthttp.RequestCtx) string {
 	path := b2s(ctx.Path())
 	if rest, ok := strings.CutPrefix(path, gatewayPrefix); ok && (rest == "" || rest[0] == '/') {
 		path = rest
@@ -41,6 +56,34 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 			path = "/"
 		}
 	}
+	return path
+}
+
+// handleExpect answers a request sent with `Expect: 100-continue` (curl
+// sends it for bodies over 1 MiB) before its body: the checks handlers make
+// from the headers alone are made here, so that a client that may not send
+// the body is told before it does. Anything they pass gets 100 Continue
+// and goes to the handler, which checks again.
+func (s *Server) handleExpect(ctx *fasthttp.RequestCtx) int {
+	switch {
+	case conflictingFraming(&ctx.Request.Header):
+		rejectConflictingFraming(ctx)
+		return fasthttp.StatusBadRequest
+	case ctx.Request.Header.ContentLength() > s.opts.MaxBodyBytes:
+		sendDetail(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))
+		return fasthttp.StatusRequestEntityTooLarge
+	}
+	if _, ok := ingest.RouteForPath(routePath(ctx)); ok && ctx.IsPost() && s.checkIngestHeaders(ctx) == nil {
+		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
+		return fasthttp.StatusUnauthorized
+	}
+	return fasthttp.StatusContinue
+}
+
+// route dispatches on method and path. Unknown paths and methods answer
+// 404 {"error":"Not Found"}, as Phoenix's router does.
+func (s *Server) route(ctx *fasthttp.RequestCtx) {
+	path := routePath(ctx)
 	method := b2s(ctx.Method())
 
 	if r, ok := ingest.RouteForPath(path); ok {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -32,7 +31,7 @@ import (
 func (s *Server) handleSearch(ctx *fasthttp.RequestCtx, tokenOrName string) {
 	setCORS(ctx, corsEndpoints)
 	src := s.querySource(ctx, tokenOrName)
-	if src == nil {
+	if src == nil || !s.readBody(ctx) {
 		return
 	}
 	params, err := collectParams(ctx, "token_or_name", tokenOrName, false)
@@ -50,8 +49,11 @@ func (s *Server) handleSearch(ctx *fasthttp.RequestCtx, tokenOrName string) {
 		s.shardFailed(ctx, src, err)
 		return
 	}
-	qctx, cancel := context.WithTimeout(s.baseCtx, s.opts.QueryTimeout)
-	defer cancel()
+	qctx, done := s.startQuery(ctx)
+	if qctx == nil {
+		return
+	}
+	defer done()
 	res, err := s.search.Search(qctx, shard, src.Name, req)
 	var reqErr *search.RequestError
 	switch {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,11 @@ type Options struct {
 	// MaxBodyBytes caps a request body, before and after decompression
 	// (default 12,000,000, Logflare's limit).
 	MaxBodyBytes int
+	// MaxInflightBodyBytes caps the bytes of request bodies held in memory
+	// at once, over every connection (default 256 MiB). A request whose
+	// body would pass it answers 429 with Retry-After; one body larger than
+	// the cap is let through when it is the only one (see byteBudget).
+	MaxInflightBodyBytes int64
 	// MaxHeaderBytes caps the request line and headers; Studio sends its
 	// SQL in the query string (default 64 KiB).
 	MaxHeaderBytes int
@@ -43,8 +49,17 @@ type Options struct {
 	IdleTimeout time.Duration
 	ReadTimeout time.Duration
 	// QueryTimeout bounds one query endpoint call (default 65 s, Logflare's
-	// call timeout).
+	// call timeout), the wait for a query slot included.
 	QueryTimeout time.Duration
+	// MaxConcurrentQueries bounds the queries (endpoint runs, ad-hoc SQL,
+	// LQL searches) running at once (default GOMAXPROCS, at least 2).
+	// MaxQueuedQueries more wait for a slot (default 8 per slot; negative:
+	// none), each at most QueryQueueWait (default 10 s); past either bound a
+	// query route answers 429 with Retry-After. A cached endpoint answer
+	// takes no slot. See admission.go.
+	MaxConcurrentQueries int
+	MaxQueuedQueries     int
+	QueryQueueWait       time.Duration
 	// DrainDelay is how long Shutdown keeps serving, with /ready answering
 	// 503, before it stops accepting connections, so that load balancers
 	// notice (default 0).
@@ -65,6 +80,10 @@ type Options struct {
 	TailWriteTimeout time.Duration
 }
 
+// DefaultMaxInflightBodyBytes is the default of
+// Options.MaxInflightBodyBytes.
+const DefaultMaxInflightBodyBytes = 256 << 20
+
 func (o Options) withDefaults() (Options, error) {
 	if o.Engine == nil || o.Catalog == nil {
 		return o, errors.New("httpapi: Engine and Catalog are required")
@@ -77,6 +96,21 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = ingest.DefaultMaxBodyBytes
+	}
+	if o.MaxInflightBodyBytes <= 0 {
+		o.MaxInflightBodyBytes = DefaultMaxInflightBodyBytes
+	}
+	if o.MaxConcurrentQueries <= 0 {
+		o.MaxConcurrentQueries = max(2, runtime.GOMAXPROCS(0))
+	}
+	switch {
+	case o.MaxQueuedQueries == 0:
+		o.MaxQueuedQueries = 8 * o.MaxConcurrentQueries
+	case o.MaxQueuedQueries < 0:
+		o.MaxQueuedQueries = 0
+	}
+	if o.QueryQueueWait <= 0 {
+		o.QueryQueueWait = 10 * time.Second
 	}
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = 64 << 10
@@ -129,10 +163,13 @@ type Server struct {
 	workers sync.Pool // *ingestWorker
 	rules   ruleCache
 	recent  recentStore
-	stats   counters
+	stats   ingestCounters
 	search  *search.Searcher
 	tails   tailRegistry
 	syslogd syslogRegistry
+	queries *queryGate
+	bodies  byteBudget // bytes of request bodies in flight
+	conns   connTracker
 
 	unsubscribe func()
 	shutdown    sync.Once
@@ -140,31 +177,6 @@ type Server struct {
 }
 
 type runnerBox struct{ r QueryRunner }
-
-// counters are the server's running totals (see Stats).
-type counters struct {
-	requests, events, droppedFuture, droppedLQL, skippedLines atomic.Int64
-	rejected                                                  atomic.Int64
-}
-
-// Stats are running totals since the server started.
-type Stats struct {
-	// IngestRequests counts ingest requests answered 200.
-	IngestRequests int64
-	// Events counts events stored.
-	Events int64
-	// DroppedFuture counts events dropped for a timestamp more than an hour
-	// ahead; DroppedLQL those matching their source's drop_lql_string.
-	DroppedFuture int64
-	DroppedLQL    int64
-	// SkippedLines counts logplex and Cloudflare lines that did not parse
-	// (and syslog listener messages).
-	SkippedLines int64
-	// Rejected counts OTLP records, Loki entries and bulk items refused
-	// with a per-record answer (no source for them, a value that cannot be
-	// stored, a timestamp too far ahead).
-	Rejected int64
-}
 
 // New builds a Server. It subscribes to catalog changes to keep shards in
 // step with sources (retention, deletion) and applies every source's
@@ -185,11 +197,24 @@ func New(opts Options) (*Server, error) {
 		return w
 	}
 	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout, Logger: o.Logger})
+	s.queries = newQueryGate(o.MaxConcurrentQueries, o.MaxQueuedQueries, o.QueryQueueWait)
+	s.bodies.limit = o.MaxInflightBodyBytes
 	s.srv = &fasthttp.Server{
-		Handler:                      s.handle,
-		ErrorHandler:                 s.handleProtocolError,
-		Name:                         "sediment",
-		MaxRequestBodySize:           o.MaxBodyBytes,
+		Handler:            s.handle,
+		ErrorHandler:       s.handleProtocolError,
+		Name:               "sediment",
+		MaxRequestBodySize: o.MaxBodyBytes,
+		// Handlers run once the headers are in and read the body
+		// themselves, after checking the key (body.go). Before running the
+		// handler fasthttp reads min(this request's body limit, 8 KiB) of
+		// the body; a limit of one byte lets the handler run as soon as the
+		// body starts. The limit itself is enforced by readBody.
+		StreamRequestBody: true,
+		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{MaxRequestBodySize: 1}
+		},
+		ExpectHandler:                s.handleExpect,
+		ConnState:                    s.conns.hook,
 		ReadBufferSize:               o.MaxHeaderBytes,
 		IdleTimeout:                  o.IdleTimeout,
 		ReadTimeout:                  o.ReadTimeout,
@@ -233,6 +258,7 @@ func (s *Server) onCatalogChange(ch catalog.Change) {
 		}
 	case catalog.SourceDeleted:
 		s.recent.forget(ch.OldSource.ID)
+		s.stats.forget(ch.OldSource.Token)
 		if err := s.eng.DropShard(ch.OldSource.Token); err != nil {
 			s.log.Error("drop shard of deleted source", "source_id", ch.OldSource.ID, "err", err)
 		}
@@ -275,25 +301,14 @@ func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
 // SetReady marks startup (seeding) as done: /health and /ready answer 200.
 func (s *Server) SetReady() { s.ready.Store(true) }
 
-// Stats returns the running totals.
-func (s *Server) Stats() Stats {
-	return Stats{
-		IngestRequests: s.stats.requests.Load(),
-		Events:         s.stats.events.Load(),
-		DroppedFuture:  s.stats.droppedFuture.Load(),
-		DroppedLQL:     s.stats.droppedLQL.Load(),
-		SkippedLines:   s.stats.skippedLines.Load(),
-		Rejected:       s.stats.rejected.Load(),
-	}
-}
-
 // Shutdown drains the server: /ready answers 503 at once; after
-// DrainDelay live tails end, the listeners close, requests in flight
-// finish (their engine appends complete and are acknowledged) and idle
-// connections close. It
-// returns when no connection is left or ctx ends (then with ctx's error,
-// and queries still running are cancelled). The caller closes the engine
-// afterwards. Calling it again returns the first result.
+// DrainDelay live tails end, the listeners close, connections with no
+// request in flight close at once (idle keep-alive connections, and new
+// ones that have sent nothing), and requests in flight finish (their engine
+// appends complete and are acknowledged; their connections close after the
+// answer). It returns when no connection is left or ctx ends (then with
+// ctx's error, and queries still running are cancelled). The caller closes
+// the engine afterwards. Calling it again returns the first result.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdown.Do(func() {
 		s.draining.Store(true)
@@ -309,6 +324,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// would wait for them until ctx ends.
 		s.tails.closeAll()
 		s.shutdownSyslog(ctx)
+		// fasthttp closes idle keep-alive connections itself, but a new
+		// connection only 5 s after it opened (conns.go).
+		s.conns.closeSilent()
 		s.shutdownErr = s.srv.ShutdownWithContext(ctx)
 		s.cancel()
 		s.unsubscribe()

@@ -81,13 +81,23 @@ func (s *Server) lookupSource(ctx *fasthttp.RequestCtx, token string) *catalog.S
 	return src
 }
 
+// sourceDetailView is a source as GET /api/sources/:token shows it: the
+// fields of sourceView and, a Sediment addition that Logflare clients
+// ignore, "dropped_events": the events of accepted ingest requests that
+// were not stored since the server started, by reason (drops.go), e.g.
+// {"future_timestamp": 3, "drop_rule": 120}; {} when none were.
+type sourceDetailView struct {
+	sourceView
+	DroppedEvents map[DropReason]int64 `json:"dropped_events"`
+}
+
 // getSource answers GET /api/sources/:token.
 func (s *Server) getSource(ctx *fasthttp.RequestCtx, token string) {
 	if !s.authorizeManagement(ctx) {
 		return
 	}
 	if src := s.lookupSource(ctx, token); src != nil {
-		sendJSON(ctx, fasthttp.StatusOK, viewSource(src))
+		sendJSON(ctx, fasthttp.StatusOK, sourceDetailView{viewSource(src), s.stats.droppedByReason(src.Token)})
 	}
 }
 

@@ -106,7 +106,7 @@ func TestStatus200(t *testing.T) {
 		t.Fatal("gzip body not ingested")
 	}
 	st := ts.srv.Stats()
-	if st.DroppedLQL != 1 || st.DroppedFuture != 1 {
+	if st.Dropped(DropRule) != 1 || st.Dropped(DropFutureTimestamp) != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 }

@@ -17,46 +17,11 @@ const (
 	fateFiltered
 )
 
-// dropReason names why events were not stored, for the drop counters.
-type dropReason uint8
-
-const (
-	// dropFuture: a timestamp more than event.FutureLimit ahead.
-	dropFuture dropReason = iota
-	// dropLQL: matched the source's drop_lql_string.
-	dropLQL
-	// dropUnparsed: a syslog line (or Cloudflare NDJSON line) that did not
-	// parse.
-	dropUnparsed
-	// dropRejected: an OTLP record, Loki entry or bulk item that a
-	// protocol route refused (no source for it, a value it cannot store);
-	// the client was told, per record.
-	dropRejected
-)
-
-// countDropped adds n events of src (nil when no source was chosen) to the
-// drop counter of reason. Every route counts its drops here, so that
-// per-source counters need one change.
-func (s *Server) countDropped(_ *catalog.Source, reason dropReason, n int) {
-	if n <= 0 {
-		return
-	}
-	switch reason {
-	case dropFuture:
-		s.stats.droppedFuture.Add(int64(n))
-	case dropLQL:
-		s.stats.droppedLQL.Add(int64(n))
-	case dropUnparsed:
-		s.stats.skippedLines.Add(int64(n))
-	case dropRejected:
-		s.stats.rejected.Add(int64(n))
-	}
-}
-
 // store is the ingest pipeline every route shares once it has raw events
 // for a source: normalise them (Logflare's rules), apply the source's drop
 // filter and message keys, append them to the source's shard (durable when
-// store returns nil), keep them for /recent, and count. fates, when not
+// store returns nil), keep them for /recent, and count the request,
+// its stored events and its drops. fates, when not
 // nil, receives one fate per raw event; the stored events are w.events,
 // valid until the worker is reused.
 func (s *Server) store(w *ingestWorker, src *catalog.Source, raws []event.Value, fates []eventFate) error {
@@ -95,8 +60,8 @@ func (s *Server) store(w *ingestWorker, src *catalog.Source, raws []event.Value,
 		return err
 	}
 	s.recent.record(src.ID, w.events, &w.recent)
-	s.stats.events.Add(int64(len(w.events)))
-	s.countDropped(src, dropFuture, future)
-	s.countDropped(src, dropLQL, dropped)
+	s.stats.accepted(src, len(w.events))
+	s.countDrops(src, DropFutureTimestamp, future, "timestamps more than an hour ahead of the server clock")
+	s.countDrops(src, DropRule, dropped, "the source's drop_lql_string matched")
 	return nil
 }

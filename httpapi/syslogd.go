@@ -166,7 +166,7 @@ func (s *Server) syslogConn(conn net.Conn, opts SyslogOptions) {
 		frame, err := readSyslogFrame(r, opts.MaxMessageBytes)
 		switch {
 		case errors.Is(err, errFrameSkipped):
-			s.countDropped(nil, dropUnparsed, 1)
+			s.countDrops(nil, DropUnparseableLine, 1, "syslog messages that did not parse")
 		case err != nil:
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !isTimeout(err) {
 				s.log.Debug("syslog connection", "remote", conn.RemoteAddr().String(), "err", err)
@@ -301,12 +301,12 @@ func (s *Server) syslogFlush(b *syslogBatch, opts SyslogOptions, wait bool) {
 	defer s.workers.Put(w)
 	res := w.dec.DecodeSyslogFrames(b.frames, s.opts.Now())
 	src := s.syslogSource(opts.Source)
-	s.countDropped(src, dropUnparsed, res.Skipped)
+	s.countDrops(src, DropUnparseableLine, res.Skipped, "syslog messages that did not parse")
 	if len(res.Events) == 0 {
 		return
 	}
 	if src == nil {
-		s.countDropped(nil, dropRejected, len(res.Events))
+		s.countDrops(nil, DropRejected, len(res.Events), "syslog messages the listener could not store")
 		return
 	}
 	deadline := time.Now().Add(syslogUDPRetry)
@@ -319,7 +319,7 @@ func (s *Server) syslogFlush(b *syslogBatch, opts SyslogOptions, wait bool) {
 			if !errors.Is(err, engine.ErrClosed) {
 				s.log.Error("syslog: events dropped", "source_id", src.ID, "events", len(res.Events), "err", err)
 			}
-			s.countDropped(src, dropRejected, len(res.Events))
+			s.countDrops(src, DropRejected, len(res.Events), "syslog messages the listener could not store")
 			return
 		}
 		select {
@@ -371,7 +371,7 @@ func (s *Server) ServeSyslogUDP(pc net.PacketConn, opts SyslogOptions) error {
 			return err
 		}
 		if n > opts.MaxMessageBytes {
-			s.countDropped(nil, dropUnparsed, 1)
+			s.countDrops(nil, DropUnparseableLine, 1, "syslog messages that did not parse")
 			continue
 		}
 		b.add(buf[:n])

@@ -231,10 +231,10 @@ func TestSyslogListenerFraming(t *testing.T) {
 		t.Fatalf("stored %q", got)
 	}
 	deadline := time.Now().Add(time.Minute)
-	for ts.srv.Stats().SkippedLines != 4 && time.Now().Before(deadline) {
+	for ts.srv.Stats().Dropped(DropUnparseableLine) != 4 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := ts.srv.Stats().SkippedLines; n != 4 {
+	if n := ts.srv.Stats().Dropped(DropUnparseableLine); n != 4 {
 		t.Errorf("skipped %d, want 4 (two too long, a bad count, not syslog)", n)
 	}
 }

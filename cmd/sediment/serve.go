@@ -67,6 +67,9 @@ type serveConfig struct {
 	// the engine's default, 1000): an event keeps its first ones and the
 	// rest are counted (engine.Options.MaxEventFields).
 	MaxEventFields int
+	// Limits bound the queries and request bodies clients can hold
+	// (limits.go).
+	Limits httpLimits
 }
 
 // defaultMinFreeDisk is --min-free-disk's default: room, once ingest is
@@ -122,7 +125,11 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&cfg.MaxEventFields, "max-event-fields", 0, "most fields one event may have, counting nested ones (default 1000, at most 9997): an event with more is stored with its first fields in the order it lists them, depth first, and the rest are counted per source, not stored")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "rewrite damaged write-ahead logs at startup, dropping only their damaged records (run `sediment fsck` first to see what is lost; the originals are kept in quarantine/)")
 	cfg.Syslog.register(fs)
+	parseLimits := cfg.Limits.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if err := parseLimits(); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
@@ -343,6 +350,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		return nil, err
 	}
 	opts := httpapi.Options{Engine: eng, Catalog: cat, Logger: log.With("component", "http"), DrainDelay: cfg.DrainDelay}
+	cfg.Limits.apply(&opts, cfg.MemoryLimit)
 	if deps.Runner != nil {
 		opts.Runner = deps.Runner(eng, cat)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/httpapi"
 )
 
 func TestParseServeConfig(t *testing.T) {
@@ -63,6 +65,11 @@ func TestParseServeConfig(t *testing.T) {
 		{name: "event field cap", args: []string{"--max-event-fields", "200"},
 			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit, MaxEventFields: 200}},
 		{name: "negative event field cap", args: []string{"--max-event-fields", "-1"}, err: true},
+		{name: "limits", args: []string{"--max-concurrent-queries", "3", "--max-queued-queries", "-1", "--query-queue-wait", "2s", "--max-inflight-body-bytes", "64MiB", "--max-body-bytes", "1MB"},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit,
+				Limits: httpLimits{MaxConcurrentQueries: 3, MaxQueuedQueries: -1, QueryQueueWait: 2 * time.Second, MaxInflightBodyBytes: 64 << 20, MaxBodyBytes: 1e6}}},
+		{name: "bad inflight bytes", args: []string{"--max-inflight-body-bytes", "lots"}, err: true},
+		{name: "negative concurrency", args: []string{"--max-concurrent-queries", "-2"}, err: true},
 		{name: "bad zstd", args: []string{"--zstd", "9"}, err: true},
 		{name: "two zstd pairs", args: []string{"--zstd", "1/3,1/4"}, err: true},
 		{name: "bad page bytes", args: []string{"--page-bytes", "big"}, err: true},
@@ -423,5 +430,47 @@ func TestMemoryOptions(t *testing.T) {
 	memoryOptions(0, &o)
 	if o.HeadMemoryBudget != 0 || o.HeadMaxBytes != 0 {
 		t.Fatalf("no limit must leave the engine defaults: %+v", o)
+	}
+}
+
+// TestShutdownWithIdleConnection: a client connected without sending
+// anything does not hold the shutdown that SIGTERM starts: it returns nil
+// (runServe exits 0) within 3 s, where it used to wait out the shutdown
+// timeout and fail with `context deadline exceeded` (exit 1). Nothing in
+// that path waits on a timer of ours; 3 s is slack for a loaded machine.
+func TestShutdownWithIdleConnection(t *testing.T) {
+	r := start(t, serveConfig{DataDir: t.TempDir(), PrivateToken: "k"})
+	c, err := net.Dial("tcp", strings.TrimPrefix(r.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r.mustDo("GET", "/health", "", "", 200) // the server is up; c has sent nothing
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err = r.a.shutdown(ctx)
+	r.a = nil
+	if err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func TestHTTPLimitsDefaults(t *testing.T) {
+	var o httpapi.Options
+	httpLimits{}.apply(&o, defaultMemoryLimit)
+	if o.MaxInflightBodyBytes != 64<<20 || o.MaxConcurrentQueries != 0 || o.MaxBodyBytes != 0 {
+		t.Fatalf("%+v", o)
+	}
+	httpLimits{}.apply(&o, 64<<20)
+	if o.MaxInflightBodyBytes != 32<<20 {
+		t.Fatalf("small memory limit: %d", o.MaxInflightBodyBytes)
+	}
+	httpLimits{}.apply(&o, 0)
+	if o.MaxInflightBodyBytes != httpapi.DefaultMaxInflightBodyBytes {
+		t.Fatalf("no memory limit: %d", o.MaxInflightBodyBytes)
+	}
+	httpLimits{MaxInflightBodyBytes: 5 << 20, MaxBodyBytes: 1 << 20}.apply(&o, defaultMemoryLimit)
+	if o.MaxInflightBodyBytes != 5<<20 || o.MaxBodyBytes != 1<<20 {
+		t.Fatalf("flags: %+v", o)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/sediment/sediment/httpapi"
 )
 
 func TestSyslogFlags(t *testing.T) {
@@ -69,10 +71,10 @@ func TestServeSyslog(t *testing.T) {
 	}
 	send("<13>Jul 10 12:00:03 router1 kernel: before the source exists\n")
 	deadline := time.Now().Add(time.Minute)
-	for r.a.srv.Stats().Rejected == 0 && time.Now().Before(deadline) {
+	for r.a.srv.Stats().Dropped(httpapi.DropRejected) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := r.a.srv.Stats().Rejected; n != 1 {
+	if n := r.a.srv.Stats().Dropped(httpapi.DropRejected); n != 1 {
 		t.Fatalf("rejected %d, want 1", n)
 	}
 	created := r.mustDo("POST", "/api/sources", "priv-key", `{"name":"network"}`, 201)

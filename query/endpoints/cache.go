@@ -139,6 +139,21 @@ func (c *cache) lookup(ctx context.Context, ep *catalog.Endpoint, params map[str
 	return body, false, err
 }
 
+// fresh returns the stored result for params when it is fresh, without
+// computing anything or waiting for a computation in flight.
+func (c *cache) fresh(ep *catalog.Endpoint, params map[string]string) ([]byte, bool) {
+	key := cacheKey(ep, params)
+	now := c.s.opts.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[key]
+	if e == nil || e.body == nil || !e.ep.UpdatedAt.Equal(ep.UpdatedAt) || !now.Before(e.computed.Add(c.ttl(e.ep))) {
+		return nil, false
+	}
+	e.lastAccess = now
+	return e.body, true
+}
+
 func copyParams(p map[string]string) map[string]string {
 	out := make(map[string]string, len(p))
 	for k, v := range p {

@@ -212,6 +212,24 @@ func (s *Service) EndpointParameters(ep *catalog.Endpoint) []string {
 	return parser.Parameters(q)
 }
 
+// CachedEndpoint returns what RunEndpoint would return when that is a
+// fresh cached result, and false when answering needs a query (an endpoint
+// without caching, a miss, an expired result, a computation in flight). It
+// never blocks: the HTTP layer answers cache hits without a query slot.
+func (s *Service) CachedEndpoint(ep *catalog.Endpoint, params map[string]string, redactPII bool) ([]byte, bool) {
+	if ep.CacheDurationSeconds <= 0 {
+		return nil, false
+	}
+	body, ok := s.cache.fresh(ep, params)
+	if !ok {
+		return nil, false
+	}
+	if redactPII {
+		return RedactJSON(body), true
+	}
+	return body, true
+}
+
 // RunSQL runs an ad-hoc query over the sources (GET /api/query).
 func (s *Service) RunSQL(ctx context.Context, q string) []byte {
 	w := &scan.Warnings{}

@@ -41,7 +41,7 @@ func BenchmarkGroupByString(b *testing.B) {
 		Aggs: []*AggCall{{Name: "count", Star: true, Limit: -1}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		q := &queryRun{memLimit: 1 << 40}
+		q := testRun(1 << 40)
 		op, err := newAggOp(q, node, &batchesOp{bs: batches})
 		if err != nil {
 			b.Fatal(err)
@@ -84,7 +84,7 @@ func BenchmarkGroupByInt(b *testing.B) {
 		Aggs: []*AggCall{{Name: "count", Star: true, Limit: -1}, {Name: "countif", Args: []Expr{errCol}, Limit: -1}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		q := &queryRun{memLimit: 1 << 40}
+		q := testRun(1 << 40)
 		op, err := newAggOp(q, node, &batchesOp{bs: batches})
 		if err != nil {
 			b.Fatal(err)

@@ -326,16 +326,23 @@ func (o *aggOp) consume(ec *evalCtx) error {
 		if rows == 0 {
 			continue
 		}
-		gids, err := o.groupIDs(ec, b)
-		if err != nil {
-			return err
-		}
+		var gids []int32
 		for _, a := range o.aggs {
 			if a.call.Star && len(o.keys) == 0 {
-				a.cnt[0] += int64(rows)
+				a.cnt[0] += int64(rows) // COUNT(*) of a global aggregate
 				continue
 			}
+			if gids == nil {
+				if gids, err = o.groupIDs(ec, b); err != nil {
+					return err
+				}
+			}
 			if err := a.update(ec, b, gids); err != nil {
+				return err
+			}
+		}
+		if len(o.aggs) == 0 || len(o.keys) > 0 && gids == nil {
+			if _, err := o.groupIDs(ec, b); err != nil {
 				return err
 			}
 		}

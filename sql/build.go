@@ -172,7 +172,7 @@ func (q *queryRun) stageFor(n Node) (stage, error) {
 		if err != nil {
 			return nil, err
 		}
-		return unnestStage(n, arr, len(in.Cols())), nil
+		return unnestStage(n, arr, len(in.Cols()), q.account()), nil
 	}
 	return nil, fmt.Errorf("internal: %T is not a streaming node", n)
 }

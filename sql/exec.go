@@ -405,18 +405,25 @@ func recordAliasStage(src int, outer bool) stage {
 const unnestChunk = 8192
 
 // unnestStage expands each row into one row per element of its array, a
-// chunk of about unnestChunk output rows per call. The array is evaluated
-// once per input batch (the stage belongs to one goroutine).
-func unnestStage(n *UnnestNode, arr evaluator, inWidth int) stage {
+// chunk of at most unnestChunk output rows per call (a row with more
+// elements than that is split over several). The array is evaluated once
+// per input batch and charged to mem while the stage works through it (the
+// stage, and mem, belong to one goroutine).
+func unnestStage(n *UnnestNode, arr evaluator, inWidth int, mem memAccount) stage {
 	var lastB *vec.Batch
 	var av *vec.Vector
+	// A row left half done: its position and the next element.
+	resumeRow, resumeElem := -1, int32(0)
 	return func(ec *evalCtx, b *vec.Batch, from int) (*vec.Batch, int, error) {
-		if from == 0 || b != lastB {
+		if av == nil || b != lastB {
 			v, err := arr(ec, b, b.Sel)
 			if err != nil {
 				return nil, 0, err
 			}
-			lastB, av = b, v
+			lastB, av, resumeRow = b, v, -1
+			if err := mem.resize(vectorBytes(v, nil)); err != nil {
+				return nil, 0, err
+			}
 		}
 		rows := rowsOf(b.Sel, b.Len)
 		var parent, elem []int32 // per output row: input row, element index (-1 none)
@@ -434,9 +441,17 @@ func unnestStage(n *UnnestNode, arr evaluator, inWidth int) stage {
 				}
 				continue
 			}
-			for j := av.Offsets[ai]; j < av.Offsets[ai+1]; j++ {
+			j, end := av.Offsets[ai], av.Offsets[ai+1]
+			if next == resumeRow {
+				j = resumeElem
+			}
+			for ; j < end && len(parent) < unnestChunk; j++ {
 				parent = append(parent, int32(i))
 				elem = append(elem, j)
+			}
+			if j < end {
+				resumeRow, resumeElem = next, j // go on with this row
+				break
 			}
 		}
 		var out *vec.Batch
@@ -444,7 +459,8 @@ func unnestStage(n *UnnestNode, arr evaluator, inWidth int) stage {
 			out = unnestRows(n, b, av, inWidth, parent, elem)
 		}
 		if next >= len(rows) {
-			lastB, av = nil, nil // let the batch go
+			lastB, av = nil, nil // done with the batch: let it go
+			mem.clear()
 		}
 		return out, next, nil
 	}

@@ -291,9 +291,10 @@ func concatBatches(bs []*vec.Batch, cols []Column) *vec.Batch {
 // joinChunk is the most joined rows built at once (a power of two).
 const joinChunk = 8192
 
-// countChunk is the most rows of a count-only join's batches, which carry
-// no columns.
-const countChunk = 1 << 20
+// countChunk is about the most rows of a count-only join's batches, which
+// carry no columns (as many as a scan's largest batch, which consumers are
+// sized for).
+const countChunk = 1 << 16
 
 func (o *joinOp) next(ec *evalCtx) (*vec.Batch, error) {
 	if !o.built {

@@ -45,6 +45,10 @@ type Options struct {
 	// QueryTimeout bounds one query endpoint call (default 65 s, Logflare's
 	// call timeout).
 	QueryTimeout time.Duration
+	// Search configures the search service: the memory limit of its
+	// queries and the pool all queries share (give the query runner the
+	// same pool). Its Now and Timeout default to Now and QueryTimeout.
+	Search search.Options
 	// DrainDelay is how long Shutdown keeps serving, with /ready answering
 	// 503, before it stops accepting connections, so that load balancers
 	// notice (default 0).
@@ -173,7 +177,14 @@ func New(opts Options) (*Server, error) {
 		s.runner.Store(&runnerBox{o.Runner})
 	}
 	s.workers.New = func() any { return newIngestWorker(o.MaxBodyBytes) }
-	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout})
+	so := o.Search
+	if so.Now == nil {
+		so.Now = o.Now
+	}
+	if so.Timeout <= 0 {
+		so.Timeout = o.QueryTimeout
+	}
+	s.search = search.New(so)
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
 		ErrorHandler:                 s.handleProtocolError,

@@ -54,6 +54,12 @@ func TestParseServeConfig(t *testing.T) {
 		{name: "storage settings", args: []string{"--block-rows", "16384", "--page-bytes", "256KiB", "--segment-rows", "1000000", "--zstd", "2/4"},
 			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit,
 				BlockRows: 16384, PageBytes: 256 << 10, SegmentRows: 1000000, ZstdFlush: 2, ZstdCompact: 4}},
+		{name: "query memory", args: []string{"--query-memory", "32MiB", "--query-memory-total", "96MiB"},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit,
+				QueryMemory: 32 << 20, QueryMemoryTotal: 96 << 20}},
+		{name: "zero query memory", args: []string{"--query-memory", "0"}, err: true},
+		{name: "bad query memory total", args: []string{"--query-memory-total", "most"}, err: true},
+		{name: "query memory over total", args: []string{"--query-memory", "256MiB", "--query-memory-total", "128MiB"}, err: true},
 		{name: "bad zstd", args: []string{"--zstd", "9"}, err: true},
 		{name: "two zstd pairs", args: []string{"--zstd", "1/3,1/4"}, err: true},
 		{name: "bad page bytes", args: []string{"--page-bytes", "big"}, err: true},
@@ -108,11 +114,18 @@ type running struct {
 
 func start(t *testing.T, cfg serveConfig) *running {
 	t.Helper()
+	return startWith(t, cfg, serveDeps{})
+}
+
+// startWith starts a server wired with deps (productionDeps for the SQL
+// engine).
+func startWith(t *testing.T, cfg serveConfig, deps serveDeps) *running {
+	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
-	a, err := startServer(cfg, serveDeps{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := startServer(cfg, deps, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

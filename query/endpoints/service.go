@@ -39,8 +39,15 @@ type Options struct {
 	CacheMaxBytes int64
 	// QueryTimeout bounds one query (default 60s).
 	QueryTimeout time.Duration
-	// QueryMemory bounds the memory one query may buffer (default 512 MiB).
-	QueryMemory int64
+	// QueryMemory bounds the memory one query may hold (default 512 MiB);
+	// QueryMemorySetting names how an operator changes it (a flag such as
+	// --query-memory), quoted in the error of a query past it.
+	QueryMemory        int64
+	QueryMemorySetting string
+	// QueryMemoryPool, when set, is the memory all queries share (give the
+	// search service the same pool): a query it cannot serve fails with an
+	// error naming it. A result stays charged to it until it is encoded.
+	QueryMemoryPool *sql.MemoryPool
 	// AdhocMaxRows caps rows of GET /api/query (default 1000).
 	AdhocMaxRows int
 	// DisableBackground stops the refresh goroutine; tests call Tick.
@@ -173,7 +180,8 @@ func (s *Service) RunSQL(ctx context.Context, q string) []byte {
 	return resultBody(res)
 }
 
-// Query validates and runs SQL over the sources.
+// Query validates and runs SQL over the sources. The caller calls
+// Release on the result once done with it.
 func (s *Service) Query(ctx context.Context, q string, params map[string]string, maxRows int) (*sql.Result, error) {
 	pq, err := parser.Validate(q, parser.ValidateOptions{KnownSource: s.cat.HasSourceName})
 	if err != nil {
@@ -202,12 +210,14 @@ func (s *Service) run(ctx context.Context, pq *parser.Query, params map[string]s
 	qc := &queryCatalog{s: s, snaps: map[string]*engine.Snapshot{}}
 	defer qc.release()
 	return sql.Run(ctx, pq, qc, sql.Options{
-		Params:      params,
-		Now:         s.opts.Now(),
-		MaxRows:     maxRows,
-		MemoryLimit: s.opts.QueryMemory,
-		Timeout:     s.opts.QueryTimeout,
-		Workers:     runtime.GOMAXPROCS(0),
+		Params:             params,
+		Now:                s.opts.Now(),
+		MaxRows:            maxRows,
+		MemoryLimit:        s.opts.QueryMemory,
+		MemoryLimitSetting: s.opts.QueryMemorySetting,
+		MemoryPool:         s.opts.QueryMemoryPool,
+		Timeout:            s.opts.QueryTimeout,
+		Workers:            runtime.GOMAXPROCS(0),
 	})
 }
 
@@ -314,7 +324,10 @@ func (qc *queryCatalog) release() {
 	}
 }
 
+// resultBody encodes a result as Logflare does and lets go of the result
+// (its memory stops counting against the shared budget).
 func resultBody(res *sql.Result) []byte {
+	defer res.Release()
 	b := make([]byte, 0, 64+res.Len*128)
 	b = append(b, `{"result":`...)
 	b = res.AppendJSON(b)

@@ -238,8 +238,16 @@ func (o *windowOp) newRunner(ec *evalCtx, fo *winFuncOp, pid []int32, nparts int
 func (o *windowOp) partitionAggregate(ec *evalCtx, fo *winFuncOp, res *winResult, pid []int32, nparts int) (winRunner, error) {
 	acc := fo.acc
 	acc.grow(nparts)
+	// What the aggregate collects is charged while it collects it.
+	accMem := o.q.account()
+	defer accMem.clear()
 	zeros := []int32(nil)
 	for bi, b := range o.batches {
+		if bi&15 == 0 {
+			if err := ec.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		var gids []int32
 		if pid != nil {
 			gids = pid[o.starts[bi]:o.starts[bi+1]]
@@ -252,8 +260,13 @@ func (o *windowOp) partitionAggregate(ec *evalCtx, fo *winFuncOp, res *winResult
 		if err := acc.update(ec, b, gids); err != nil {
 			return nil, err
 		}
+		if err := accMem.resize(acc.bytes()); err != nil {
+			return nil, err
+		}
 	}
 	v, err := acc.finish(nparts)
+	// The collected values are in v now: let them go with their charge.
+	*acc = aggAcc{call: acc.call, arg: acc.arg, t: acc.t, keyEvs: acc.keyEvs}
 	if err != nil {
 		return nil, err
 	}

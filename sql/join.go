@@ -10,9 +10,9 @@ import (
 
 // joinOp joins its left input with the materialised right input: a hash
 // join on equality keys when the condition has them, else a nested loop.
-// The right side, its hash table and the left batch being probed are all
-// it holds (charged to the query); the joined rows are produced a chunk
-// at a time, so a join whose output is far larger than its inputs streams
+// It holds the right side and its hash table (charged to the query) and
+// the left batch it probes (in flight); the joined rows are produced a
+// chunk at a time, so a join whose output is far larger than its inputs streams
 // (a COUNT(*) over a cross join never holds more than a chunk), and the
 // query's context is checked before every chunk.
 type joinOp struct {
@@ -198,7 +198,8 @@ func (o *joinOp) build(ec *evalCtx) error {
 	}
 	drained := o.mem.n
 	o.rb = concatBatches(batches, o.n.Right.Cols())
-	if err := o.mem.grow(batchBytes(o.rb, dictSet{})); err != nil {
+	rbBytes := batchBytes(o.rb, dictSet{})
+	if err := o.mem.grow(rbBytes); err != nil {
 		return err
 	}
 	o.mem.shrink(drained) // the drained batches are garbage now
@@ -220,7 +221,7 @@ func (o *joinOp) build(ec *evalCtx) error {
 				if err := ec.ctx.Err(); err != nil {
 					return err
 				}
-				if err := o.mem.resize(batchBytes(o.rb, dictSet{}) + o.tableBytes()); err != nil {
+				if err := o.mem.resize(rbBytes + o.tableBytes()); err != nil {
 					return err
 				}
 			}
@@ -243,7 +244,7 @@ func (o *joinOp) build(ec *evalCtx) error {
 			o.count[e]++
 		}
 		o.last = nil
-		if err := o.mem.resize(batchBytes(o.rb, dictSet{}) + o.tableBytes()); err != nil {
+		if err := o.mem.resize(rbBytes + o.tableBytes()); err != nil {
 			return err
 		}
 	}

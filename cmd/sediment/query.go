@@ -98,6 +98,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	var res *sql.Result
 	var took []time.Duration
 	for range max(*repeat, 1) {
+		res.Release() // the previous run's
 		start := time.Now()
 		res, err = svc.Query(context.Background(), fl.Arg(0), params.m, *maxRows)
 		if err != nil {
@@ -106,6 +107,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 		}
 		took = append(took, time.Since(start))
 	}
+	defer res.Release()
 	if *format == "json" {
 		b := []byte(`{"result":`)
 		b = append(res.AppendJSON(b), "}\n"...)

@@ -336,7 +336,7 @@ func TestCrossJoinStreams(t *testing.T) {
 // are new memory.) After close, nothing stays charged.
 func TestChargesTrackHeap(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	const batches, rows = 40, 4096
+	const batches, rows = 16, 4096
 	strs := func(width int) *genOp {
 		return &genOp{n: batches, rows: rows, gen: func(i, rows int) *vec.Batch { return intStrBatch(i*rows, rows, width) }}
 	}
@@ -362,7 +362,7 @@ func TestChargesTrackHeap(t *testing.T) {
 		"groupByTwoKeys": func(q *queryRun) tracked {
 			o, _ := newAggOp(q, &AggregateNode{In: &emptyNode{cols: intStrCols}, Keys: []Expr{colRef(intStrCols[0]), colRef(intStrCols[1])},
 				Aggs: []*AggCall{{Name: "count", Star: true, Limit: -1, T: ColType{V: vec.Int64}},
-					{Name: "max", Args: []Expr{colRef(intStrCols[1])}, Limit: -1, T: ColType{V: vec.String}}}}, strs(200))
+					{Name: "max", Args: []Expr{colRef(intStrCols[1])}, Limit: -1, T: ColType{V: vec.String}}}}, strs(120))
 			a := o.(*aggOp)
 			return tracked{a, a.consume, func() int64 { return a.mem.n }}
 		},

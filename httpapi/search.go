@@ -63,6 +63,7 @@ func (s *Server) handleSearch(ctx *fasthttp.RequestCtx, tokenOrName string) {
 		sendError(ctx, fasthttp.StatusOK, strings.TrimSpace(err.Error()))
 	default:
 		sendRunnerBody(ctx, res.AppendJSON(make([]byte, 0, 4096)))
+		res.Release()
 	}
 }
 

@@ -60,6 +60,10 @@ type Options struct {
 	MaxConcurrentQueries int
 	MaxQueuedQueries     int
 	QueryQueueWait       time.Duration
+	// Search configures the search service: the memory limit of its
+	// queries and the pool all queries share (give the query runner the
+	// same pool). Its Now and Timeout default to Now and QueryTimeout.
+	Search search.Options
 	// DrainDelay is how long Shutdown keeps serving, with /ready answering
 	// 503, before it stops accepting connections, so that load balancers
 	// notice (default 0).
@@ -196,7 +200,17 @@ func New(opts Options) (*Server, error) {
 		w.dec.Now = o.Now // RFC 3164 syslog timestamps take their year from it
 		return w
 	}
-	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout, Logger: o.Logger})
+	so := o.Search
+	if so.Now == nil {
+		so.Now = o.Now
+	}
+	if so.Timeout <= 0 {
+		so.Timeout = o.QueryTimeout
+	}
+	if so.Logger == nil {
+		so.Logger = o.Logger
+	}
+	s.search = search.New(so)
 	s.queries = newQueryGate(o.MaxConcurrentQueries, o.MaxQueuedQueries, o.QueryQueueWait)
 	s.bodies.limit = o.MaxInflightBodyBytes
 	s.srv = &fasthttp.Server{

@@ -36,12 +36,14 @@ type aggOp struct {
 
 	done bool
 	out  *vec.Batch
-	pos  int
+
+	mem   memAccount
+	zeros []int32 // the group ids of a global aggregate's rows
 }
 
 func newAggOp(q *queryRun, n *AggregateNode, in operator) (operator, error) {
 	lay := layoutOf(n.In.Cols())
-	o := &aggOp{q: q, in: in, node: n, nullGroup: -1, lastGroup: -1}
+	o := &aggOp{q: q, in: in, node: n, nullGroup: -1, lastGroup: -1, mem: q.account()}
 	for _, k := range n.Keys {
 		ev, err := compile(k, lay)
 		if err != nil {
@@ -85,10 +87,14 @@ func isIntLike(t vec.Type) bool {
 // groupIDs assigns each selected row of b its group.
 func (o *aggOp) groupIDs(ec *evalCtx, b *vec.Batch) ([]int32, error) {
 	rows := rowsOf(b.Sel, b.Len)
-	gids := make([]int32, b.Len)
 	if len(o.keys) == 0 {
-		return gids, nil
+		// Every row is group 0; the ids are only read.
+		if len(o.zeros) < b.Len {
+			o.zeros = make([]int32, b.Len)
+		}
+		return o.zeros[:b.Len], nil
 	}
+	gids := make([]int32, b.Len)
 	kv := make([]*vec.Vector, len(o.keys))
 	for i, k := range o.keys {
 		v, err := k(ec, b, b.Sel)
@@ -266,32 +272,8 @@ func b2i(b bool) int64 {
 func (o *aggOp) next(ec *evalCtx) (*vec.Batch, error) {
 	if !o.done {
 		o.done = true
-		for {
-			b, err := o.in.next(ec)
-			if err != nil {
-				return nil, err
-			}
-			if b == nil {
-				break
-			}
-			if b.Rows() == 0 {
-				continue
-			}
-			before := o.ngroups
-			gids, err := o.groupIDs(ec, b)
-			if err != nil {
-				return nil, err
-			}
-			if grown := o.ngroups - before; grown > 0 {
-				if err := o.q.reserve(int64(grown) * int64(64+32*len(o.aggs))); err != nil {
-					return nil, err
-				}
-			}
-			for _, a := range o.aggs {
-				if err := a.update(ec, b, gids); err != nil {
-					return nil, err
-				}
-			}
+		if err := o.consume(ec); err != nil {
+			return nil, err
 		}
 		out := &vec.Batch{Len: o.ngroups}
 		if o.singleStr {
@@ -311,16 +293,97 @@ func (o *aggOp) next(ec *evalCtx) (*vec.Batch, error) {
 			}
 			out.Cols = append(out.Cols, v)
 		}
+		if err := o.mem.resize(o.stateBytes() + batchBytes(out, nil)); err != nil {
+			return nil, err
+		}
 		o.out = out
 	}
-	if o.pos > 0 || o.out.Len == 0 {
+	out := o.out
+	// The groups are the consumer's now (their keys live on in the
+	// output's strings, which a consumer that keeps them charges).
+	o.release()
+	if out == nil || out.Len == 0 {
 		return nil, nil
 	}
-	o.pos = 1
-	return o.out, nil
+	return out, nil
 }
 
-func (o *aggOp) close() { o.in.close() }
+// consume reads the input into the groups, keeping the charge at what the
+// groups hold after every batch.
+func (o *aggOp) consume(ec *evalCtx) error {
+	for {
+		if err := ec.ctx.Err(); err != nil {
+			return err
+		}
+		b, err := o.in.next(ec)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return nil
+		}
+		rows := b.Rows()
+		if rows == 0 {
+			continue
+		}
+		var gids []int32
+		for _, a := range o.aggs {
+			if a.call.Star && len(o.keys) == 0 {
+				a.cnt[0] += int64(rows) // COUNT(*) of a global aggregate
+				continue
+			}
+			if gids == nil {
+				if gids, err = o.groupIDs(ec, b); err != nil {
+					return err
+				}
+			}
+			if err := a.update(ec, b, gids); err != nil {
+				return err
+			}
+		}
+		if len(o.aggs) == 0 || len(o.keys) > 0 && gids == nil {
+			if _, err := o.groupIDs(ec, b); err != nil {
+				return err
+			}
+		}
+		if err := o.mem.resize(o.stateBytes()); err != nil {
+			return err
+		}
+	}
+}
+
+// stateBytes is the heap of the groups: lookup tables, keys, aggregate
+// states.
+func (o *aggOp) stateBytes() int64 {
+	var n int64
+	if o.strGroups != nil {
+		n += o.strGroups.bytes()
+	}
+	n += int64(len(o.intGroups)) * intMapEntry
+	for _, kb := range o.kvals {
+		n += kb.bytes()
+	}
+	for _, a := range o.aggs {
+		n += a.bytes()
+	}
+	return n + int64(cap(o.zeros))*4
+}
+
+// intMapEntry estimates the heap of one entry of a map[int64]int32: a
+// 12-byte slot padded to 16, control bytes, and the table's free slots
+// (between 1/8 and 9/16 of them).
+const intMapEntry = 40
+
+// release lets go of the groups and their charge.
+func (o *aggOp) release() {
+	o.out, o.kvals, o.intGroups, o.strGroups, o.aggs, o.zeros = nil, nil, nil, nil, nil, nil
+	o.mem.clear()
+}
+
+func (o *aggOp) close() {
+	o.in.close()
+	o.release()
+}
 
 // ---------------------------------------------------------------------------
 // Column builder: appends values of one type.
@@ -332,15 +395,25 @@ type colBuilder struct {
 	// chunk holds copies of string values: one allocation per 64 KiB of
 	// keys instead of one per group.
 	chunk []byte
+	// cloned counts the bytes of every chunk and of strings cloned alone.
+	cloned int64
+}
+
+// bytes is the heap the builder holds.
+func (cb *colBuilder) bytes() int64 {
+	v := cb.v
+	return int64(cap(cb.nulls)+cap(v.Bools)+8*cap(v.Ints)+8*cap(v.Floats)+stringHeader*cap(v.Strs)) + cb.cloned
 }
 
 // clone copies s into the builder's current chunk.
 func (cb *colBuilder) clone(s string) string {
 	if len(s) == 0 || len(s) > 4<<10 {
+		cb.cloned += int64(len(s))
 		return strings.Clone(s)
 	}
 	if cap(cb.chunk)-len(cb.chunk) < len(s) {
 		cb.chunk = make([]byte, 0, 64<<10)
+		cb.cloned += 64 << 10
 	}
 	start := len(cb.chunk)
 	cb.chunk = append(cb.chunk, s...)
@@ -414,7 +487,25 @@ type aggAcc struct {
 	// the keys of each value in vals.
 	keyEvs []evaluator
 	keys   [][][]any
+	// held counts what the per-group slices above do not show: string
+	// payloads, collected values, DISTINCT sets.
+	held int64
 }
+
+// bytes is the heap the accumulator holds.
+func (a *aggAcc) bytes() int64 {
+	n := int64(cap(a.cnt)*8+cap(a.ints)*8+cap(a.flts)*8+cap(a.strs)*stringHeader+cap(a.bools)+cap(a.has)) +
+		int64(cap(a.vals)+cap(a.keys))*sliceHeader + int64(cap(a.sets))*8
+	return n + a.held
+}
+
+// Estimates of what one collected value, one set entry and one ORDER BY
+// key list hold.
+const (
+	aggValueBytes = 16 + 8      // an interface and its boxed scalar
+	setEntryBytes = 40 + 1 + 23 // a valueKey and a bool in a map slot, with the table's free slots
+	aggKeysBytes  = sliceHeader // a key list's header, plus aggValueBytes a key
+)
 
 func newAggAcc(a *AggCall, lay layout) (*aggAcc, error) {
 	acc := &aggAcc{call: a}
@@ -504,13 +595,15 @@ func (a *aggAcc) update(ec *evalCtx, b *vec.Batch, gids []int32) error {
 				a.sets[g] = map[valueKey]bool{}
 			}
 			k := keyOf(v, i)
-			if k.t == vec.String {
-				k.s = strings.Clone(k.s)
-			}
 			if a.sets[g][k] {
 				return
 			}
+			if k.t == vec.String {
+				k.s = strings.Clone(k.s)
+				a.held += int64(len(k.s))
+			}
 			a.sets[g][k] = true
+			a.held += setEntryBytes
 		}
 		switch c.Name {
 		case "count", "approx_count_distinct":
@@ -558,15 +651,24 @@ func (a *aggAcc) update(ec *evalCtx, b *vec.Batch, gids []int32) error {
 			a.bools[g] = a.bools[g] || v.BoolAt(i)
 			a.has[g] = true
 		case "approx_quantiles", "array_agg", "string_agg":
-			a.vals[g] = append(a.vals[g], scalarOf(v, i))
+			x := scalarOf(v, i)
+			a.vals[g] = append(a.vals[g], x)
+			a.held += aggValueBytes
+			if s, ok := x.(string); ok {
+				a.held += int64(len(s))
+			}
 			if len(keyVecs) > 0 {
 				ks := make([]any, len(keyVecs))
 				for k, kv := range keyVecs {
 					if !kv.IsNull(i) {
 						ks[k] = scalarOf(kv, i)
+						if s, ok := ks[k].(string); ok {
+							a.held += int64(len(s))
+						}
 					}
 				}
 				a.keys[g] = append(a.keys[g], ks)
+				a.held += aggKeysBytes + int64(len(keyVecs))*aggValueBytes
 			}
 			a.has[g] = true
 		}
@@ -590,7 +692,9 @@ func scalarOf(v *vec.Vector, i int) any {
 func (a *aggAcc) set(g int32, v *vec.Vector, i int) {
 	switch v.Type {
 	case vec.String, vec.JSON:
+		a.held -= int64(len(a.strs[g]))
 		a.strs[g] = strings.Clone(v.StringAt(i))
+		a.held += int64(len(a.strs[g]))
 	case vec.Float64:
 		a.flts[g] = v.FloatAt(i)
 	case vec.Bool:
@@ -824,16 +928,19 @@ func compareAny(x, y any) int {
 	return 0
 }
 
-// distinctOp removes duplicate rows.
+// distinctOp removes duplicate rows. It keeps every distinct row's encoded
+// key, charged to the query.
 type distinctOp struct {
 	q    *queryRun
 	in   operator
-	seen map[string]bool
+	seen *strTable
 	ts   []vec.Type
+	mem  memAccount
+	buf  []byte
 }
 
 func newDistinctOp(q *queryRun, n *DistinctNode, in operator) operator {
-	o := &distinctOp{q: q, in: in, seen: map[string]bool{}}
+	o := &distinctOp{q: q, in: in, seen: newStrTable(), mem: q.account()}
 	for _, c := range n.Cols() {
 		o.ts = append(o.ts, c.T.V)
 	}
@@ -842,23 +949,31 @@ func newDistinctOp(q *queryRun, n *DistinctNode, in operator) operator {
 
 func (o *distinctOp) next(ec *evalCtx) (*vec.Batch, error) {
 	for {
+		if err := ec.ctx.Err(); err != nil {
+			return nil, err
+		}
 		b, err := o.in.next(ec)
 		if err != nil || b == nil {
 			return nil, err
 		}
 		var keep []int32
-		var buf []byte
 		b.ForEach(func(i int) {
-			buf = buf[:0]
+			buf := o.buf[:0]
 			for c, v := range b.Cols {
 				buf = appendKey(buf, v, i, o.ts[c])
 			}
-			if !o.seen[string(buf)] {
-				o.seen[string(buf)] = true
+			o.buf = buf
+			isNew := false
+			// The table copies the key: buf is reused.
+			o.seen.lookup(unsafe.String(unsafe.SliceData(buf), len(buf)), func() int32 {
+				isNew = true
+				return 0
+			})
+			if isNew {
 				keep = append(keep, int32(i))
 			}
 		})
-		if err := o.q.reserve(int64(len(keep) * 64)); err != nil {
+		if err := o.mem.resize(o.seen.bytes()); err != nil {
 			return nil, err
 		}
 		if len(keep) > 0 {
@@ -867,4 +982,8 @@ func (o *distinctOp) next(ec *evalCtx) (*vec.Batch, error) {
 	}
 }
 
-func (o *distinctOp) close() { o.in.close() }
+func (o *distinctOp) close() {
+	o.in.close()
+	o.seen = nil
+	o.mem.clear()
+}

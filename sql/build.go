@@ -161,10 +161,10 @@ func (q *queryRun) stageFor(n Node) (stage, error) {
 			if !n.Outer {
 				return nil, fmt.Errorf("internal: record alias source missing")
 			}
-			return func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
+			return whole(func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
 				cols := append(append([]*vec.Vector(nil), b.Cols...), constVector(nullRef, b.Len))
 				return &vec.Batch{Len: b.Len, Sel: b.Sel, Cols: cols}, nil
-			}, nil
+			}), nil
 		}
 		return recordAliasStage(src, n.Outer), nil
 	case *UnnestNode:
@@ -172,7 +172,7 @@ func (q *queryRun) stageFor(n Node) (stage, error) {
 		if err != nil {
 			return nil, err
 		}
-		return unnestStage(n, arr, len(in.Cols())), nil
+		return unnestStage(n, arr, len(in.Cols()), q.account()), nil
 	}
 	return nil, fmt.Errorf("internal: %T is not a streaming node", n)
 }

@@ -5,16 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/sql/fn"
 	"github.com/sediment/sediment/sql/scan"
 )
-
-// ErrMemoryLimit is returned when a query needs more memory than its
-// budget allows.
-var ErrMemoryLimit = errors.New("Resources exceeded during query execution: the query needs more memory than its limit; reduce the time range or add filters")
 
 // operator is a physical operator: Next returns batches until nil.
 type operator interface {
@@ -25,14 +20,13 @@ type operator interface {
 // queryRun holds what one execution needs: opened scans, the record
 // sources RowRefs point into, memory accounting.
 type queryRun struct {
-	opts     *Options
-	scansMu  sync.Mutex
-	scans    []scan.Scan
-	recs     []recordSource
-	mem      atomic.Int64
-	memLimit int64
-	workers  int
-	cancel   context.CancelFunc
+	opts    *Options
+	scansMu sync.Mutex
+	scans   []scan.Scan
+	recs    []recordSource
+	mem     queryMemory
+	workers int
+	cancel  context.CancelFunc
 }
 
 // recordSource is where the records of a RowRef column live.
@@ -63,16 +57,12 @@ func (q *queryRun) addRecordSource(sc scan.Scan, path string) (int64, error) {
 	return int64(len(q.recs) - 1), nil
 }
 
-// reserve accounts n bytes against the query's memory budget.
-func (q *queryRun) reserve(n int64) error {
-	if q.memLimit <= 0 {
-		return nil
-	}
-	if q.mem.Add(n) > q.memLimit {
-		return ErrMemoryLimit
-	}
-	return nil
-}
+// reserve charges n bytes to the query for as long as the query runs;
+// operators that let go of what they hold charge through an account.
+func (q *queryRun) reserve(n int64) error { return q.mem.reserve(n) }
+
+// account returns an empty account of the query's memory.
+func (q *queryRun) account() memAccount { return memAccount{q: &q.mem} }
 
 // materialize writes the JSON of records (RowRefs from any source).
 func (q *queryRun) materialize(ctx context.Context, refs []int64, asArray bool, dst []string) error {
@@ -115,6 +105,7 @@ func (q *queryRun) closeScans() {
 }
 
 // runSubquery runs an uncorrelated subquery and returns its first column.
+// The result is charged to the query for as long as it runs.
 func (q *queryRun) runSubquery(ec *evalCtx, s *subqueryExpr) (*vec.Vector, error) {
 	op, err := q.build(s.plan)
 	if err != nil {
@@ -126,10 +117,14 @@ func (q *queryRun) runSubquery(ec *evalCtx, s *subqueryExpr) (*vec.Vector, error
 	if len(t) > 0 {
 		ct = t[0].T
 	}
-	acc := newVector(ct, 0)
-	var rows []*vec.Batch
+	var rows []*vec.Vector
+	var held int64 // the first columns of rows, charged
+	defer func() { q.mem.release(held) }()
 	n := 0
 	for {
+		if err := ec.ctx.Err(); err != nil {
+			return nil, err
+		}
 		b, err := op.next(ec)
 		if err != nil {
 			return nil, err
@@ -140,7 +135,9 @@ func (q *queryRun) runSubquery(ec *evalCtx, s *subqueryExpr) (*vec.Vector, error
 		if s.kind == subExists && b.Rows() > 0 {
 			return &vec.Vector{Type: vec.Bool, Len: 1, Bools: []bool{true}}, nil
 		}
-		rows = append(rows, b)
+		if b.Rows() == 0 {
+			continue
+		}
 		n += b.Rows()
 		if s.kind == subScalar && n > 1 {
 			return nil, fmt.Errorf("Scalar subquery produced more than one element")
@@ -148,42 +145,115 @@ func (q *queryRun) runSubquery(ec *evalCtx, s *subqueryExpr) (*vec.Vector, error
 		if n > 1_000_000 {
 			return nil, fmt.Errorf("Subquery returned more than 1000000 rows")
 		}
+		c := gatherSel(b.Cols[0], b)
+		sz := vectorBytes(c, nil)
+		if err := q.reserve(sz); err != nil {
+			return nil, err
+		}
+		held += sz
+		rows = append(rows, c)
 	}
 	if s.kind == subExists {
 		return &vec.Vector{Type: vec.Bool, Len: 0}, nil
 	}
-	acc = newVector(ct, n)
+	acc := newVector(ct, n)
 	k := 0
-	for _, b := range rows {
-		b.ForEach(func(i int) {
-			copyValue(acc, k, b.Cols[0], i)
+	for _, c := range rows {
+		for i := 0; i < c.Len; i++ {
+			copyValue(acc, k, c, i)
 			k++
-		})
+		}
+	}
+	if err := q.reserve(vectorBytes(acc, nil)); err != nil {
+		return nil, err
 	}
 	return acc, nil
+}
+
+// gatherSel returns the selected rows of column v of b as a dense vector.
+func gatherSel(v *vec.Vector, b *vec.Batch) *vec.Vector {
+	if b.Sel == nil {
+		return v
+	}
+	return gather(v, b.Sel)
 }
 
 // ---------------------------------------------------------------------------
 // Streaming operators. Each can also run as a stage inside scan workers.
 
-// stage transforms one batch (nil result: drop it).
-type stage func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error)
+// stage transforms the live rows of one batch, from the from-th on: it
+// returns its output for some of them (nil: none) and the position to go
+// on from, b.Rows() once every row is done. Filters and projections take
+// every row at once; an UNNEST, whose output can be far larger than its
+// input, about unnestChunk output rows at a time.
+type stage func(ec *evalCtx, b *vec.Batch, from int) (*vec.Batch, int, error)
+
+// whole makes a stage of a transformation that takes every row at once.
+func whole(f func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error)) stage {
+	return func(ec *evalCtx, b *vec.Batch, _ int) (*vec.Batch, int, error) {
+		out, err := f(ec, b)
+		return out, b.Rows(), err
+	}
+}
+
+// runStages runs b through stages, handing each non-empty output of the
+// last to sink; the context is checked between parts of a batch.
+func runStages(ec *evalCtx, stages []stage, b *vec.Batch, sink func(*vec.Batch) error) error {
+	if len(stages) == 0 {
+		if b.Rows() == 0 {
+			return nil
+		}
+		return sink(b)
+	}
+	for from := 0; ; {
+		out, next, err := stages[0](ec, b, from)
+		if err != nil {
+			return err
+		}
+		if out != nil {
+			if err := runStages(ec, stages[1:], out, sink); err != nil {
+				return err
+			}
+		}
+		if next >= b.Rows() {
+			return nil
+		}
+		if err := ec.ctx.Err(); err != nil {
+			return err
+		}
+		from = next
+	}
+}
 
 // stageOp runs a stage over its child's batches.
 type stageOp struct {
 	in operator
 	fn stage
+	// The batch being worked through, and the position in it.
+	cur  *vec.Batch
+	from int
 }
 
 func (o *stageOp) next(ec *evalCtx) (*vec.Batch, error) {
 	for {
-		b, err := o.in.next(ec)
-		if err != nil || b == nil {
+		if err := ec.ctx.Err(); err != nil {
 			return nil, err
 		}
-		out, err := o.fn(ec, b)
+		if o.cur == nil {
+			b, err := o.in.next(ec)
+			if err != nil || b == nil {
+				return nil, err
+			}
+			o.cur, o.from = b, 0
+		}
+		out, next, err := o.fn(ec, o.cur, o.from)
 		if err != nil {
 			return nil, err
+		}
+		if next >= o.cur.Rows() {
+			o.cur = nil
+		} else {
+			o.from = next
 		}
 		if out != nil && out.Rows() > 0 {
 			return out, nil
@@ -194,7 +264,7 @@ func (o *stageOp) next(ec *evalCtx) (*vec.Batch, error) {
 func (o *stageOp) close() { o.in.close() }
 
 func filterStage(cond evaluator) stage {
-	return func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
+	return whole(func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
 		if b.Rows() == 0 {
 			return nil, nil
 		}
@@ -212,7 +282,7 @@ func filterStage(cond evaluator) stage {
 			return nil, nil
 		}
 		return compact(&vec.Batch{Len: b.Len, Sel: sel, Cols: b.Cols}), nil
-	}
+	})
 }
 
 // compact gathers the selected rows when few remain, so later operators
@@ -294,7 +364,7 @@ func gather(v *vec.Vector, rows []int32) *vec.Vector {
 }
 
 func projectStage(evs []evaluator) stage {
-	return func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
+	return whole(func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
 		out := &vec.Batch{Len: b.Len, Sel: b.Sel, Cols: make([]*vec.Vector, len(evs))}
 		for i, ev := range evs {
 			v, err := ev(ec, b, b.Sel)
@@ -304,13 +374,13 @@ func projectStage(evs []evaluator) stage {
 			out.Cols[i] = v
 		}
 		return out, nil
-	}
+	})
 }
 
 // recordAliasStage appends the alias column (the same RowRefs as the
 // source) and, for a cross join, drops rows whose record is absent.
 func recordAliasStage(src int, outer bool) stage {
-	return func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
+	return whole(func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
 		v := b.Cols[src]
 		out := &vec.Batch{Len: b.Len, Sel: b.Sel, Cols: append(append([]*vec.Vector(nil), b.Cols...), v)}
 		if outer || v.Nulls == nil {
@@ -327,18 +397,39 @@ func recordAliasStage(src int, outer bool) stage {
 		}
 		out.Sel = sel
 		return compact(out), nil
-	}
+	})
 }
 
-// unnestStage expands each row into one row per element of its array.
-func unnestStage(n *UnnestNode, arr evaluator, inWidth int) stage {
-	return func(ec *evalCtx, b *vec.Batch) (*vec.Batch, error) {
-		av, err := arr(ec, b, b.Sel)
-		if err != nil {
-			return nil, err
+// unnestChunk is about the most rows an UNNEST produces at once (more
+// when one row alone has more elements).
+const unnestChunk = 8192
+
+// unnestStage expands each row into one row per element of its array, a
+// chunk of at most unnestChunk output rows per call (a row with more
+// elements than that is split over several). The array is evaluated once
+// per input batch and charged to mem while the stage works through it (the
+// stage, and mem, belong to one goroutine).
+func unnestStage(n *UnnestNode, arr evaluator, inWidth int, mem memAccount) stage {
+	var lastB *vec.Batch
+	var av *vec.Vector
+	// A row left half done: its position and the next element.
+	resumeRow, resumeElem := -1, int32(0)
+	return func(ec *evalCtx, b *vec.Batch, from int) (*vec.Batch, int, error) {
+		if av == nil || b != lastB {
+			v, err := arr(ec, b, b.Sel)
+			if err != nil {
+				return nil, 0, err
+			}
+			lastB, av, resumeRow = b, v, -1
+			if err := mem.resize(vectorBytes(v, nil)); err != nil {
+				return nil, 0, err
+			}
 		}
+		rows := rowsOf(b.Sel, b.Len)
 		var parent, elem []int32 // per output row: input row, element index (-1 none)
-		b.ForEach(func(i int) {
+		next := from
+		for ; next < len(rows) && len(parent) < unnestChunk; next++ {
+			i := int(rows[next])
 			ai := i
 			if av.Const {
 				ai = 0
@@ -348,49 +439,68 @@ func unnestStage(n *UnnestNode, arr evaluator, inWidth int) stage {
 					parent = append(parent, int32(i))
 					elem = append(elem, -1)
 				}
-				return
+				continue
 			}
-			for j := av.Offsets[ai]; j < av.Offsets[ai+1]; j++ {
+			j, end := av.Offsets[ai], av.Offsets[ai+1]
+			if next == resumeRow {
+				j = resumeElem
+			}
+			for ; j < end && len(parent) < unnestChunk; j++ {
 				parent = append(parent, int32(i))
 				elem = append(elem, j)
 			}
-		})
-		if len(parent) == 0 {
-			return nil, nil
-		}
-		out := &vec.Batch{Len: len(parent)}
-		for _, c := range b.Cols[:inWidth] {
-			out.Cols = append(out.Cols, gather(c, parent))
-		}
-		elemVec := av.Elem
-		if n.elemChild >= 0 && elemVec != nil && elemVec.Type == vec.Struct {
-			elemVec = elemVec.Children[n.elemChild]
-		}
-		out.Cols = append(out.Cols, gatherOpt(elemVec, elem, n.Elem.T))
-		if n.Offset != nil {
-			ov := &vec.Vector{Type: vec.Int64, Len: len(parent), Ints: make([]int64, len(parent))}
-			for k, j := range elem {
-				if j < 0 {
-					setNull(ov, k)
-					continue
-				}
-				ai := parent[k]
-				if av.Const {
-					ai = 0
-				}
-				ov.Ints[k] = int64(j - av.Offsets[ai])
+			if j < end {
+				resumeRow, resumeElem = next, j // go on with this row
+				break
 			}
-			out.Cols = append(out.Cols, ov)
 		}
-		for _, f := range n.Fields {
-			var src *vec.Vector
-			if av.Elem != nil && av.Elem.Type == vec.Struct && f.child < len(av.Elem.Children) {
-				src = av.Elem.Children[f.child]
-			}
-			out.Cols = append(out.Cols, gatherOpt(src, elem, f.col.T))
+		var out *vec.Batch
+		if len(parent) > 0 {
+			out = unnestRows(n, b, av, inWidth, parent, elem)
 		}
-		return out, nil
+		if next >= len(rows) {
+			lastB, av = nil, nil // done with the batch: let it go
+			mem.clear()
+		}
+		return out, next, nil
 	}
+}
+
+// unnestRows builds an UNNEST's output rows: the parent's columns, the
+// element, its offset and the fields of record elements.
+func unnestRows(n *UnnestNode, b *vec.Batch, av *vec.Vector, inWidth int, parent, elem []int32) *vec.Batch {
+	out := &vec.Batch{Len: len(parent)}
+	for _, c := range b.Cols[:inWidth] {
+		out.Cols = append(out.Cols, gather(c, parent))
+	}
+	elemVec := av.Elem
+	if n.elemChild >= 0 && elemVec != nil && elemVec.Type == vec.Struct {
+		elemVec = elemVec.Children[n.elemChild]
+	}
+	out.Cols = append(out.Cols, gatherOpt(elemVec, elem, n.Elem.T))
+	if n.Offset != nil {
+		ov := &vec.Vector{Type: vec.Int64, Len: len(parent), Ints: make([]int64, len(parent))}
+		for k, j := range elem {
+			if j < 0 {
+				setNull(ov, k)
+				continue
+			}
+			ai := parent[k]
+			if av.Const {
+				ai = 0
+			}
+			ov.Ints[k] = int64(j - av.Offsets[ai])
+		}
+		out.Cols = append(out.Cols, ov)
+	}
+	for _, f := range n.Fields {
+		var src *vec.Vector
+		if av.Elem != nil && av.Elem.Type == vec.Struct && f.child < len(av.Elem.Children) {
+			src = av.Elem.Children[f.child]
+		}
+		out.Cols = append(out.Cols, gatherOpt(src, elem, f.col.T))
+	}
+	return out
 }
 
 // gatherOpt gathers rows where -1 means NULL.
@@ -482,6 +592,9 @@ type unionOp struct {
 
 func (o *unionOp) next(ec *evalCtx) (*vec.Batch, error) {
 	for o.cur < len(o.ins) {
+		if err := ec.ctx.Err(); err != nil {
+			return nil, err
+		}
 		b, err := o.ins[o.cur].next(ec)
 		if err != nil {
 			return nil, err
@@ -505,10 +618,14 @@ func (o *unionOp) close() {
 	}
 }
 
-// materializeOp drains its input into memory (used under joins).
-func drain(ec *evalCtx, op operator, q *queryRun) ([]*vec.Batch, error) {
+// drain reads its input into memory (a join's build side), compacted and
+// charged to acc.
+func drain(ec *evalCtx, op operator, acc *memAccount, dicts dictSet) ([]*vec.Batch, error) {
 	var out []*vec.Batch
 	for {
+		if err := ec.ctx.Err(); err != nil {
+			return nil, err
+		}
 		b, err := op.next(ec)
 		if err != nil {
 			return nil, err
@@ -516,38 +633,15 @@ func drain(ec *evalCtx, op operator, q *queryRun) ([]*vec.Batch, error) {
 		if b == nil {
 			return out, nil
 		}
+		if b.Rows() == 0 {
+			continue
+		}
 		b = compact(b)
-		if err := q.reserve(batchBytes(b)); err != nil {
+		if err := acc.grow(batchBytes(b, dicts)); err != nil {
 			return nil, err
 		}
 		out = append(out, b)
 	}
-}
-
-// batchBytes estimates a batch's memory.
-func batchBytes(b *vec.Batch) int64 {
-	var n int64
-	for _, c := range b.Cols {
-		n += vectorBytes(c)
-	}
-	return n
-}
-
-func vectorBytes(v *vec.Vector) int64 {
-	if v == nil || v.Const {
-		return 16
-	}
-	n := int64(len(v.Ints)*8 + len(v.Floats)*8 + len(v.Bools) + len(v.Codes)*4 + len(v.Offsets)*4 + len(v.Nulls)*8)
-	for _, s := range v.Strs {
-		n += int64(len(s)) + 16
-	}
-	if v.Elem != nil {
-		n += vectorBytes(v.Elem)
-	}
-	for _, c := range v.Children {
-		n += vectorBytes(c)
-	}
-	return n
 }
 
 // newEvalCtx makes the evaluation context of a run.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,9 @@ var fixedNow = time.Date(2025, 7, 10, 12, 30, 0, 0, time.UTC)
 type testDB struct {
 	eng     *engine.Engine
 	sources map[string]*engine.Shard
+	// memoryLimit, when set, is the per-query memory limit of query (a
+	// golden case's "memory:" line), named --query-memory in errors.
+	memoryLimit int64
 }
 
 func newTestDB(t testing.TB) *testDB {
@@ -142,7 +146,11 @@ func (db *testDB) query(t testing.TB, q string, params map[string]string) string
 	}
 	cat := &catalog{db: db, snaps: map[string]*engine.Snapshot{}}
 	defer cat.release()
-	res, err := sql.Run(context.Background(), pq, cat, sql.Options{Params: params, Now: fixedNow, Workers: 2})
+	opts := sql.Options{Params: params, Now: fixedNow, Workers: 2}
+	if db.memoryLimit > 0 {
+		opts.MemoryLimit, opts.MemoryLimitSetting = db.memoryLimit, "--query-memory"
+	}
+	res, err := sql.Run(context.Background(), pq, cat, opts)
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -154,6 +162,7 @@ func (db *testDB) query(t testing.TB, q string, params map[string]string) string
 //	# comment
 //	query text (several lines)
 //	params: a=1 b=2            (optional)
+//	memory: 64KiB              (optional: the query's memory limit)
 //	----
 //	expected output
 //	====
@@ -184,7 +193,16 @@ func goldenWith(t *testing.T, db *testDB, file string, run func(testing.TB, stri
 		}
 		params := map[string]string{}
 		var qlines []string
+		db.memoryLimit = 0
 		for _, l := range strings.Split(q, "\n") {
+			if m, ok := strings.CutPrefix(l, "memory:"); ok {
+				n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(m), "KiB"), 10, 64)
+				if err != nil {
+					t.Fatalf("%s case %d: memory: %v", file, i+1, err)
+				}
+				db.memoryLimit = n << 10
+				continue
+			}
 			if p, ok := strings.CutPrefix(l, "params:"); ok {
 				for _, kv := range strings.Fields(p) {
 					k, v, _ := strings.Cut(kv, "=")
@@ -195,6 +213,7 @@ func goldenWith(t *testing.T, db *testDB, file string, run func(testing.TB, stri
 			qlines = append(qlines, l)
 		}
 		got := run(t, strings.Join(qlines, "\n"), params)
+		db.memoryLimit = 0
 		if *rewrite {
 			out = append(out, q+"\n----\n"+got)
 			continue

@@ -1,11 +1,20 @@
 package sql
 
 import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+
 	"github.com/sediment/sediment/internal/vec"
 )
 
 // joinOp joins its left input with the materialised right input: a hash
 // join on equality keys when the condition has them, else a nested loop.
+// It holds the right side and its hash table (charged to the query) and
+// the left batch it probes (in flight); the joined rows are produced a
+// chunk at a time, so a join whose output is far larger than its inputs streams
+// (a COUNT(*) over a cross join never holds more than a chunk), and the
+// query's context is checked before every chunk.
 type joinOp struct {
 	q     *queryRun
 	n     *JoinNode
@@ -16,13 +25,37 @@ type joinOp struct {
 	ktypes       []vec.Type
 	cond         evaluator // residual condition over the joined layout
 
-	built  bool
-	rb     *vec.Batch // all right rows, compacted
-	table  map[string][]int32
-	rwidth int
+	mem   memAccount
+	dicts dictSet
+	built bool
+	rb    *vec.Batch // all right rows, compacted
+	// The hash table: table maps an encoded key to its entry e, whose
+	// right rows are first[e], chain[first[e]], ... (-1 ends), count[e] of
+	// them; last[e] is the latest, where the build appends.
+	table              *strTable
+	first, last, count []int32
+	chain              []int32
+	rwidth             int
+	// countOnly: no column of either side is read after the join and
+	// nothing is left to test, so only the number of joined rows matters.
+	countOnly bool
 
-	pending []*vec.Batch
+	// The probe: the left batch being joined, its live rows and key
+	// values, the position in them, and the next match of the current
+	// left row (mposStart: not looked up yet).
+	lb       *vec.Batch
+	lrows    []int32
+	lkv      []*vec.Vector
+	li       int
+	mpos     int32
+	lmatched bool // a LEFT join's current row already had a match pass cond
+	carry    bool // the previous chunk ended inside the current row's matches
+	buf      []byte
+	pl, pr   []int32 // pair scratch
 }
+
+// mposStart marks a left row whose matches are not looked up yet.
+const mposStart = -2
 
 func (q *queryRun) buildJoin(n *JoinNode) (operator, error) {
 	l, err := q.build(n.Left)
@@ -34,7 +67,18 @@ func (q *queryRun) buildJoin(n *JoinNode) (operator, error) {
 		l.close()
 		return nil, err
 	}
-	o := &joinOp{q: q, n: n, left: l, right: r, rwidth: len(n.Right.Cols())}
+	o, err := newJoinOp(q, n, l, r)
+	if err != nil {
+		l.close()
+		r.close()
+		return nil, err
+	}
+	return o, nil
+}
+
+// newJoinOp compiles a join of the operators l and r.
+func newJoinOp(q *queryRun, n *JoinNode, l, r operator) (*joinOp, error) {
+	o := &joinOp{q: q, n: n, left: l, right: r, rwidth: len(n.Right.Cols()), mpos: mposStart}
 	llay, rlay := layoutOf(n.Left.Cols()), layoutOf(n.Right.Cols())
 	var residual []Expr
 	if n.Cond != nil {
@@ -67,6 +111,7 @@ func (q *queryRun) buildJoin(n *JoinNode) (operator, error) {
 		}
 		o.cond = ev
 	}
+	o.countOnly = o.cond == nil && len(n.Cols()) == 0
 	return o, nil
 }
 
@@ -134,8 +179,9 @@ func keyBytes(buf []byte, vs []*vec.Vector, ts []vec.Type, i int) ([]byte, bool)
 			return nil, false // NULL never equals
 		}
 		if ts[k] == vec.Float64 && v.Type == vec.Int64 {
-			f := &vec.Vector{Type: vec.Float64, Len: 1, Floats: []float64{float64(v.IntAt(i))}}
-			buf = appendKey(buf, f, 0, vec.Float64)
+			// As appendKey writes a FLOAT64 (an integer is never -0).
+			buf = append(buf, 1)
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(float64(v.IntAt(i))))
 			continue
 		}
 		buf = appendKey(buf, v, i, ts[k])
@@ -144,13 +190,21 @@ func keyBytes(buf []byte, vs []*vec.Vector, ts []vec.Type, i int) ([]byte, bool)
 }
 
 func (o *joinOp) build(ec *evalCtx) error {
-	batches, err := drain(ec, o.right, o.q)
+	o.mem = o.q.account()
+	o.dicts = dictSet{}
+	batches, err := drain(ec, o.right, &o.mem, o.dicts)
 	if err != nil {
 		return err
 	}
+	drained := o.mem.n
 	o.rb = concatBatches(batches, o.n.Right.Cols())
+	rbBytes := batchBytes(o.rb, dictSet{})
+	if err := o.mem.grow(rbBytes); err != nil {
+		return err
+	}
+	o.mem.shrink(drained) // the drained batches are garbage now
+	batches = nil
 	if len(o.rkeys) > 0 {
-		o.table = map[string][]int32{}
 		kv := make([]*vec.Vector, len(o.rkeys))
 		for i, k := range o.rkeys {
 			v, err := k(ec, o.rb, nil)
@@ -159,16 +213,47 @@ func (o *joinOp) build(ec *evalCtx) error {
 			}
 			kv[i] = v
 		}
+		o.table = newStrTable()
+		o.chain = make([]int32, o.rb.Len)
 		var buf []byte
 		for r := 0; r < o.rb.Len; r++ {
-			b, ok := keyBytes(buf, kv, o.ktypes, r)
-			buf = b
-			if ok {
-				o.table[string(b)] = append(o.table[string(b)], int32(r))
+			if r&(joinChunk-1) == 0 {
+				if err := ec.ctx.Err(); err != nil {
+					return err
+				}
+				if err := o.mem.resize(rbBytes + o.tableBytes()); err != nil {
+					return err
+				}
 			}
+			o.chain[r] = -1
+			b, ok := keyBytes(buf, kv, o.ktypes, r)
+			if !ok {
+				continue
+			}
+			buf = b
+			e := o.table.lookup(unsafe.String(unsafe.SliceData(b), len(b)), func() int32 {
+				o.first = append(o.first, int32(r))
+				o.last = append(o.last, -1)
+				o.count = append(o.count, 0)
+				return int32(len(o.first) - 1)
+			})
+			if l := o.last[e]; l >= 0 {
+				o.chain[l] = int32(r)
+			}
+			o.last[e] = int32(r)
+			o.count[e]++
+		}
+		o.last = nil
+		if err := o.mem.resize(rbBytes + o.tableBytes()); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// tableBytes is the heap of the hash table.
+func (o *joinOp) tableBytes() int64 {
+	return o.table.bytes() + int64(cap(o.first)+cap(o.last)+cap(o.count)+cap(o.chain))*4
 }
 
 // concatBatches copies batches into one compact batch.
@@ -204,7 +289,13 @@ func concatBatches(bs []*vec.Batch, cols []Column) *vec.Batch {
 	return out
 }
 
+// joinChunk is the most joined rows built at once (a power of two).
 const joinChunk = 8192
+
+// countChunk is about the most rows of a count-only join's batches, which
+// carry no columns (as many as a scan's largest batch, which consumers are
+// sized for).
+const countChunk = 1 << 16
 
 func (o *joinOp) next(ec *evalCtx) (*vec.Batch, error) {
 	if !o.built {
@@ -214,113 +305,194 @@ func (o *joinOp) next(ec *evalCtx) (*vec.Batch, error) {
 		}
 	}
 	for {
-		if len(o.pending) > 0 {
-			b := o.pending[0]
-			o.pending = o.pending[1:]
-			return b, nil
-		}
-		lb, err := o.left.next(ec)
-		if err != nil || lb == nil {
+		if err := ec.ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := o.probe(ec, compact(lb)); err != nil {
+		if o.lb == nil {
+			lb, err := o.left.next(ec)
+			if err != nil || lb == nil {
+				return nil, err
+			}
+			if lb.Rows() == 0 {
+				continue
+			}
+			if err := o.startLeft(ec, compact(lb)); err != nil {
+				return nil, err
+			}
+		}
+		var out *vec.Batch
+		var err error
+		if o.countOnly {
+			out = o.countStep()
+		} else {
+			out, err = o.step(ec)
+		}
+		if err != nil {
 			return nil, err
+		}
+		if out != nil && out.Rows() > 0 {
+			return out, nil
 		}
 	}
 }
 
-// probe joins one left batch, queueing output batches.
-func (o *joinOp) probe(ec *evalCtx, lb *vec.Batch) error {
-	var lrows, rrows []int32
-	var kv []*vec.Vector
+// startLeft makes lb the batch being probed.
+func (o *joinOp) startLeft(ec *evalCtx, lb *vec.Batch) error {
+	o.lb, o.lrows, o.li, o.mpos, o.carry = lb, rowsOf(lb.Sel, lb.Len), 0, mposStart, false
+	o.lkv = o.lkv[:0]
 	if o.table != nil {
-		kv = make([]*vec.Vector, len(o.lkeys))
-		for i, k := range o.lkeys {
+		for _, k := range o.lkeys {
 			v, err := k(ec, lb, lb.Sel)
 			if err != nil {
 				return err
 			}
-			kv[i] = v
+			o.lkv = append(o.lkv, v)
 		}
 	}
-	flush := func(final bool) error {
-		if len(lrows) == 0 || (!final && len(lrows) < joinChunk) {
-			return nil
-		}
-		out, err := o.emit(ec, lb, lrows, rrows)
-		if err != nil {
-			return err
-		}
-		if out != nil {
-			o.pending = append(o.pending, out)
-		}
-		lrows, rrows = nil, nil
-		return nil
-	}
-	var buf []byte
-	var ferr error
-	lb.ForEach(func(i int) {
-		if ferr != nil {
-			return
-		}
-		var matches []int32
-		if o.table != nil {
-			b, ok := keyBytes(buf, kv, o.ktypes, i)
-			buf = b
-			if ok {
-				matches = o.table[string(b)]
-			}
-		} else {
-			matches = allRows(o.rb.Len)
-		}
-		if len(matches) == 0 && o.n.Kind == JoinLeft {
-			lrows = append(lrows, int32(i))
-			rrows = append(rrows, -1)
-		}
-		for _, m := range matches {
-			lrows = append(lrows, int32(i))
-			rrows = append(rrows, m)
-		}
-		ferr = flush(false)
-	})
-	if ferr != nil {
-		return ferr
-	}
-	return flush(true)
+	return nil
 }
 
-// emit builds the joined rows, applies the residual condition, and for a
-// LEFT join re-adds left rows whose every match failed it.
-func (o *joinOp) emit(ec *evalCtx, lb *vec.Batch, lrows, rrows []int32) (*vec.Batch, error) {
-	build := func(l, r []int32) *vec.Batch {
-		out := &vec.Batch{Len: len(l)}
-		for _, c := range lb.Cols {
-			out.Cols = append(out.Cols, gather(c, l))
+// firstMatch is left row l's first right row, or -1.
+func (o *joinOp) firstMatch(l int32) int32 {
+	if len(o.rkeys) == 0 {
+		if o.rb.Len == 0 {
+			return -1
 		}
-		for c := 0; c < o.rwidth; c++ {
-			rc := o.rb.Cols[c]
-			if rc.Type == vec.List {
-				lbld := newListBuilder(ColType{V: vec.List, Elem: elemType(rc)}, len(r))
-				for k, x := range r {
-					if x < 0 {
-						lbld.null(k)
-					} else {
-						lbld.copyFrom(k, rc, int(x))
-					}
+		return 0
+	}
+	if e := o.entry(l); e >= 0 {
+		return o.first[e]
+	}
+	return -1
+}
+
+// entry is the hash table entry of left row l's key (-1: none).
+func (o *joinOp) entry(l int32) int32 {
+	if o.table == nil {
+		return -1
+	}
+	b, ok := keyBytes(o.buf, o.lkv, o.ktypes, int(l))
+	if !ok {
+		return -1
+	}
+	o.buf = b
+	e, found := o.table.find(unsafe.String(unsafe.SliceData(b), len(b)))
+	if !found {
+		return -1
+	}
+	return e
+}
+
+// nextMatch is the right row after r among the current row's matches.
+func (o *joinOp) nextMatch(r int32) int32 {
+	if len(o.rkeys) == 0 {
+		if int(r)+1 < o.rb.Len {
+			return r + 1
+		}
+		return -1
+	}
+	return o.chain[r]
+}
+
+// countStep is a count-only join's next batch: rows and no columns.
+func (o *joinOp) countStep() *vec.Batch {
+	n := 0
+	for o.li < len(o.lrows) && n < countChunk {
+		l := o.lrows[o.li]
+		o.li++
+		m := 0
+		if len(o.rkeys) == 0 {
+			m = o.rb.Len
+		} else if e := o.entry(l); e >= 0 {
+			m = int(o.count[e])
+		}
+		if m == 0 && o.n.Kind == JoinLeft {
+			m = 1
+		}
+		n += m
+	}
+	if o.li >= len(o.lrows) {
+		o.lb = nil
+	}
+	return &vec.Batch{Len: n}
+}
+
+// step joins the next chunk of the current left batch.
+func (o *joinOp) step(ec *evalCtx) (*vec.Batch, error) {
+	pl, pr := o.pl[:0], o.pr[:0]
+	carried, carriedMatched := o.carry, o.lmatched
+	for o.li < len(o.lrows) && len(pl) < joinChunk {
+		l := o.lrows[o.li]
+		if o.mpos == mposStart {
+			o.mpos = o.firstMatch(l)
+			if o.mpos < 0 {
+				if o.n.Kind == JoinLeft {
+					pl, pr = append(pl, l), append(pr, -1)
 				}
-				out.Cols = append(out.Cols, lbld.finish())
+				o.li++
+				o.mpos = mposStart
 				continue
 			}
-			out.Cols = append(out.Cols, gatherOpt(rc, r, ColType{V: rc.Type}))
 		}
-		return out
+		for o.mpos >= 0 && len(pl) < joinChunk {
+			pl, pr = append(pl, l), append(pr, o.mpos)
+			o.mpos = o.nextMatch(o.mpos)
+		}
+		if o.mpos < 0 {
+			o.li++
+			o.mpos = mposStart
+		}
 	}
-	out := build(lrows, rrows)
+	// The chunk may end inside a row's matches: a LEFT join with a
+	// condition then decides on that row in a later chunk.
+	o.carry = o.mpos >= 0
+	lb := o.lb
+	if o.li >= len(o.lrows) {
+		o.lb = nil
+	}
+	o.pl, o.pr = pl, pr
+	if len(pl) == 0 {
+		return nil, nil
+	}
+	out := o.joined(lb, pl, pr)
 	if o.cond == nil {
 		return out, nil
 	}
+	return o.filter(ec, lb, out, pl, pr, carried, carriedMatched)
+}
+
+// joined builds the rows of pairs (left row, right row; -1 is NULLs).
+func (o *joinOp) joined(lb *vec.Batch, l, r []int32) *vec.Batch {
+	out := &vec.Batch{Len: len(l), Cols: make([]*vec.Vector, 0, len(lb.Cols)+o.rwidth)}
+	for _, c := range lb.Cols {
+		out.Cols = append(out.Cols, gather(c, l))
+	}
+	for c := 0; c < o.rwidth; c++ {
+		rc := o.rb.Cols[c]
+		if rc.Type == vec.List {
+			lbld := newListBuilder(ColType{V: vec.List, Elem: elemType(rc)}, len(r))
+			for k, x := range r {
+				if x < 0 {
+					lbld.null(k)
+				} else {
+					lbld.copyFrom(k, rc, int(x))
+				}
+			}
+			out.Cols = append(out.Cols, lbld.finish())
+			continue
+		}
+		out.Cols = append(out.Cols, gatherOpt(rc, r, ColType{V: rc.Type}))
+	}
+	return out
+}
+
+// filter applies the residual condition to joined rows; a LEFT join adds,
+// after them, a NULL-extended row for each left row finished in this chunk
+// none of whose matches passed. carried says the chunk's first row began in
+// the previous chunk, carriedMatched whether a match of it passed there.
+func (o *joinOp) filter(ec *evalCtx, lb, out *vec.Batch, pl, pr []int32, carried, carriedMatched bool) (*vec.Batch, error) {
 	var sel []int32
-	for k, r := range rrows {
+	for k, r := range pr {
 		if r >= 0 {
 			sel = append(sel, int32(k))
 		}
@@ -329,32 +501,47 @@ func (o *joinOp) emit(ec *evalCtx, lb *vec.Batch, lrows, rrows []int32) (*vec.Ba
 	if err != nil {
 		return nil, err
 	}
-	var keepL, keepR []int32
-	matched := map[int32]bool{}
-	for k := range lrows {
-		if rrows[k] < 0 {
-			continue
-		}
-		if !v.IsNull(k) && v.BoolAt(k) {
-			keepL = append(keepL, lrows[k])
-			keepR = append(keepR, rrows[k])
-			matched[lrows[k]] = true
+	var keep []int32
+	var unmatched []int32
+	cur, curMatched := int32(-1), false
+	finishRow := func() {
+		if cur >= 0 && !curMatched && o.n.Kind == JoinLeft {
+			unmatched = append(unmatched, cur)
 		}
 	}
-	if o.n.Kind == JoinLeft {
-		seen := map[int32]bool{}
-		for _, l := range lrows {
-			if !matched[l] && !seen[l] {
-				seen[l] = true
-				keepL = append(keepL, l)
-				keepR = append(keepR, -1)
+	for k, l := range pl {
+		if l != cur || k == 0 {
+			if k > 0 {
+				finishRow()
 			}
+			cur, curMatched = l, k == 0 && carried && carriedMatched
+		}
+		if pr[k] >= 0 && !v.IsNull(k) && v.BoolAt(k) {
+			keep = append(keep, int32(k))
+			curMatched = true
 		}
 	}
-	if len(keepL) == 0 {
-		return nil, nil
+	if o.carry {
+		o.lmatched = curMatched // the last row goes on in the next chunk
+	} else {
+		finishRow()
+		o.lmatched = false
 	}
-	return build(keepL, keepR), nil
+	if len(unmatched) == 0 {
+		if len(keep) == 0 {
+			return nil, nil
+		}
+		return &vec.Batch{Len: out.Len, Sel: keep, Cols: out.Cols}, nil
+	}
+	kl := make([]int32, 0, len(keep)+len(unmatched))
+	kr := make([]int32, 0, len(keep)+len(unmatched))
+	for _, k := range keep {
+		kl, kr = append(kl, pl[k]), append(kr, pr[k])
+	}
+	for _, l := range unmatched {
+		kl, kr = append(kl, l), append(kr, -1)
+	}
+	return o.joined(lb, kl, kr), nil
 }
 
 func elemType(v *vec.Vector) vec.Type {
@@ -367,4 +554,6 @@ func elemType(v *vec.Vector) vec.Type {
 func (o *joinOp) close() {
 	o.left.close()
 	o.right.close()
+	o.rb, o.table, o.first, o.count, o.chain, o.lb = nil, nil, nil, nil, nil, nil
+	o.mem.clear()
 }

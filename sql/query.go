@@ -28,9 +28,20 @@ type Options struct {
 	// MaxRows truncates the result (0 = no limit), and lets the plan stop
 	// early.
 	MaxRows int
-	// MemoryLimit bounds the bytes buffered by sorts, aggregations and joins
-	// (default 1 GiB); past it the query fails with ErrMemoryLimit.
+	// MemoryLimit bounds the bytes the query's operators hold at once
+	// (default 1 GiB): a join's build side and hash table, a sort's rows,
+	// an aggregation's groups, DISTINCT's keys, a window's partition,
+	// subquery results and the result itself. Past it the query fails with
+	// a *MemoryLimitError (errors.Is ErrMemoryLimit).
 	MemoryLimit int64
+	// MemoryLimitSetting names how an operator changes MemoryLimit (a flag
+	// such as --query-memory), quoted in the error; "" quotes nothing.
+	MemoryLimitSetting string
+	// MemoryPool, when set, is the budget shared by every query given the
+	// same pool: what the query holds is drawn from it, and a query the
+	// pool cannot serve fails with a *MemoryLimitError naming the pool.
+	// The result stays charged to the pool until Result.Release.
+	MemoryPool *MemoryPool
 	// Timeout bounds the run (default 60s); past it ErrTimeout.
 	Timeout time.Duration
 	// Workers is the number of goroutines scanning in parallel (default
@@ -69,6 +80,11 @@ type Result struct {
 	Types []ColType
 	Cols  []*vec.Vector
 	Len   int
+	// PeakMemory is the most memory the query's operators held at once,
+	// as charged against MemoryLimit.
+	PeakMemory int64
+
+	charge *resultCharge // what the pool still counts for the result
 }
 
 // Plan binds and optimises a validated query, for inspection. A panic
@@ -141,18 +157,29 @@ func Run(ctx context.Context, q *parser.Query, cat Catalog, opts Options) (_ *Re
 	if err != nil {
 		return nil, err
 	}
-	qr := &queryRun{opts: &opts, memLimit: opts.MemoryLimit, workers: opts.Workers, cancel: cancel}
+	qr := &queryRun{opts: &opts, workers: opts.Workers, cancel: cancel}
+	qr.mem.limit, qr.mem.setting, qr.mem.pool = opts.MemoryLimit, opts.MemoryLimitSetting, opts.MemoryPool
+	defer qr.mem.returnAll()
 	defer qr.closeScans()
 	res, err := qr.run(ctx, n, cols)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
 			return nil, ErrTimeout
 		}
+		if ctx.Err() != nil && !errors.Is(err, ErrMemoryLimit) {
+			// Cancelled (the client went away, the server shuts down):
+			// whatever an operator made of it, the cause is the context's.
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 	return res, nil
 }
 
+// run executes the plan and builds the result. The rows are charged to
+// the query as they arrive, then as one compact result (and as much again
+// for the caller's encoding of it), which stays charged to the pool after
+// the query until Result.Release.
 func (q *queryRun) run(ctx context.Context, n Node, outCols []outColumn) (*Result, error) {
 	cols := make([]Column, len(outCols))
 	for i, c := range outCols {
@@ -164,9 +191,15 @@ func (q *queryRun) run(ctx context.Context, n Node, outCols []outColumn) (*Resul
 		return nil, err
 	}
 	defer op.close()
+	acc := q.account()
+	defer acc.clear()
+	dicts := dictSet{}
 	var batches []*vec.Batch
 	total := 0
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		b, err := op.next(ec)
 		if err != nil {
 			return nil, err
@@ -177,7 +210,7 @@ func (q *queryRun) run(ctx context.Context, n Node, outCols []outColumn) (*Resul
 		if b.Rows() == 0 {
 			continue
 		}
-		if err := q.reserve(batchBytes(b)); err != nil {
+		if err := acc.grow(batchBytes(b, dicts)); err != nil {
 			return nil, err
 		}
 		batches = append(batches, b)
@@ -186,31 +219,26 @@ func (q *queryRun) run(ctx context.Context, n Node, outCols []outColumn) (*Resul
 			break
 		}
 	}
+	op.close()
 	out := concatBatches(batches, cols)
 	if q.opts.MaxRows > 0 && out.Len > q.opts.MaxRows {
 		out = truncateBatch(out, q.opts.MaxRows)
 	}
+	rows := q.account()
+	defer rows.clear()
+	if err := rows.grow(batchBytes(out, dictSet{})); err != nil {
+		return nil, err
+	}
+	batches = nil
+	acc.clear()
 	res := &Result{Len: out.Len}
 	for i, c := range cols {
 		v := out.Cols[i]
 		if c.T.V == vec.RowRef {
-			js := make([]string, out.Len)
-			var refs []int64
-			var at []int
-			for r := 0; r < out.Len; r++ {
-				if !v.IsNull(r) {
-					refs = append(refs, v.Ints[r])
-					at = append(at, r)
-				}
-			}
-			txt := make([]string, len(refs))
-			if err := q.materialize(ctx, refs, !c.T.Single, txt); err != nil {
+			var err error
+			if v, err = q.recordsJSON(ctx, v, out.Len, !c.T.Single, &rows); err != nil {
 				return nil, err
 			}
-			for k, r := range at {
-				js[r] = txt[k]
-			}
-			v = &vec.Vector{Type: vec.JSON, Len: out.Len, Strs: js, Nulls: v.Nulls}
 		}
 		if k := outCols[i].wholeElem; k >= 0 && v.Type == vec.List && v.Elem != nil && v.Elem.Type == vec.Struct && k < len(v.Elem.Children) {
 			// An array of records: each element as its JSON text.
@@ -220,7 +248,60 @@ func (q *queryRun) run(ctx context.Context, n Node, outCols []outColumn) (*Resul
 		res.Types = append(res.Types, c.T)
 		res.Cols = append(res.Cols, v)
 	}
+	// The caller encodes the result: about as many bytes again.
+	if err := rows.grow(rows.n); err != nil {
+		return nil, err
+	}
+	res.PeakMemory = q.mem.peak.Load()
+	q.mem.keepCharged(res, rows.n)
 	return res, nil
+}
+
+// recordsJSON materialises a RowRef column as JSON text, charging the text
+// to acc as each chunk of records is written.
+func (q *queryRun) recordsJSON(ctx context.Context, v *vec.Vector, n int, asArray bool, acc *memAccount) (*vec.Vector, error) {
+	js := make([]string, n)
+	if err := acc.grow(int64(n) * stringHeader); err != nil {
+		return nil, err
+	}
+	const chunk = 4096
+	refs := make([]int64, 0, chunk)
+	at := make([]int, 0, chunk)
+	txt := make([]string, chunk)
+	flush := func() error {
+		if len(refs) == 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := q.materialize(ctx, refs, asArray, txt[:len(refs)]); err != nil {
+			return err
+		}
+		var sz int64
+		for k, r := range at {
+			js[r] = txt[k]
+			sz += int64(len(txt[k]))
+		}
+		refs, at = refs[:0], at[:0]
+		return acc.grow(sz)
+	}
+	for r := 0; r < n; r++ {
+		if v.IsNull(r) {
+			continue
+		}
+		refs = append(refs, v.Ints[r])
+		at = append(at, r)
+		if len(refs) == chunk {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return &vec.Vector{Type: vec.JSON, Len: n, Strs: js, Nulls: v.Nulls}, nil
 }
 
 func truncateBatch(b *vec.Batch, n int) *vec.Batch {

@@ -101,22 +101,12 @@ func (o *scanOp) start(ec *evalCtx) {
 						return errScanStopped
 					}
 					o.tagRefs(b)
-					for _, st := range stages {
-						var err error
-						if b, err = st(ec, b); err != nil {
-							return err
+					return runStages(ec, stages, b, func(out *vec.Batch) error {
+						if !o.send(scanResult{b: out}) {
+							return errScanStopped
 						}
-						if b == nil {
-							return nil
-						}
-					}
-					if b.Rows() == 0 {
 						return nil
-					}
-					if !o.send(scanResult{b: b}) {
-						return errScanStopped
-					}
-					return nil
+					})
 				})
 				if err == errScanStopped {
 					return
@@ -171,7 +161,17 @@ func (o *scanOp) tagRefs(b *vec.Batch) {
 
 func (o *scanOp) next(ec *evalCtx) (*vec.Batch, error) {
 	o.once.Do(func() { o.start(ec) })
-	r, ok := <-o.out
+	if err := ec.ctx.Err(); err != nil {
+		return nil, err
+	}
+	var r scanResult
+	var ok bool
+	select {
+	case r, ok = <-o.out:
+	case <-ec.ctx.Done():
+		// A worker may be inside a long unit read: do not wait for it.
+		return nil, ec.ctx.Err()
+	}
 	if !ok {
 		return nil, nil
 	}
@@ -234,7 +234,11 @@ func (o *countOp) next(ec *evalCtx) (*vec.Batch, error) {
 				if i >= len(o.units) {
 					return
 				}
-				n, err := o.units[i].Count(ec.ctx)
+				err := ec.ctx.Err()
+				var n int64
+				if err == nil {
+					n, err = o.units[i].Count(ec.ctx)
+				}
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {

@@ -90,6 +90,25 @@ func (t *strTable) lookup(k string, add func() int32) int32 {
 	return g
 }
 
+// find returns the group of key k, if the table has it.
+func (t *strTable) find(k string) (int32, bool) {
+	h := maphash.String(t.seed, k)
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		s := t.slots[i]
+		if s.entry < 0 {
+			return 0, false
+		}
+		if s.hash == h && string(t.key(s.entry)) == k {
+			return t.groups[s.entry], true
+		}
+	}
+}
+
+// bytes is the heap the table holds.
+func (t *strTable) bytes() int64 {
+	return int64(cap(t.slots))*int64(unsafe.Sizeof(strSlot{})) + int64(cap(t.arena)) + int64(cap(t.ends))*8 + int64(cap(t.groups))*4
+}
+
 // keyVector returns the keys as a column of n groups: group g's key, NULL
 // for nullGroup (-1: none). The strings point into the arena, which is not
 // written again.

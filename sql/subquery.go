@@ -30,6 +30,33 @@ type subqueryExpr struct {
 	once sync.Once
 	res  *vec.Vector // first column of the result
 	err  error
+	// IN (subquery): the result's values, and whether one was NULL.
+	set     map[valueKey]bool
+	sawNull bool
+}
+
+// run runs the subquery once; IN also builds its set of values, charged
+// to the query.
+func (e *subqueryExpr) run(ec *evalCtx) {
+	e.res, e.err = ec.q.runSubquery(ec, e)
+	if e.err != nil || e.kind != subSet {
+		return
+	}
+	res := e.res
+	var size int64
+	e.set = make(map[valueKey]bool, res.Len)
+	for i := 0; i < res.Len; i++ {
+		if res.IsNull(i) {
+			e.sawNull = true
+			continue
+		}
+		k := keyOf(res, i)
+		if !e.set[k] {
+			e.set[k] = true
+			size += setEntryBytes
+		}
+	}
+	e.err = ec.q.reserve(size)
 }
 
 func (e *subqueryExpr) Type() ColType { return e.t }
@@ -97,7 +124,7 @@ func compileSubquery(e *subqueryExpr, lay layout) (evaluator, error) {
 		}
 	}
 	return func(ec *evalCtx, b *vec.Batch, sel []int32) (*vec.Vector, error) {
-		e.once.Do(func() { e.res, e.err = ec.q.runSubquery(ec, e) })
+		e.once.Do(func() { e.run(ec) })
 		if e.err != nil {
 			return nil, e.err
 		}
@@ -126,15 +153,7 @@ func compileSubquery(e *subqueryExpr, lay layout) (evaluator, error) {
 		if err != nil {
 			return nil, err
 		}
-		set := map[valueKey]bool{}
-		sawNull := false
-		for i := 0; i < res.Len; i++ {
-			if res.IsNull(i) {
-				sawNull = true
-				continue
-			}
-			set[keyOf(res, i)] = true
-		}
+		set, sawNull := e.set, e.sawNull
 		out := newVector(ColType{V: vec.Bool}, b.Len)
 		for _, r := range rowsOf(sel, b.Len) {
 			i := int(r)

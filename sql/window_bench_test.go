@@ -51,7 +51,7 @@ func benchWindow(b *testing.B, rows int, f *WindowFunc) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		q := &queryRun{memLimit: 1 << 40}
+		q := testRun(1 << 40)
 		op, err := newWindowOp(q, node, &batchesOp{bs: batches})
 		if err != nil {
 			b.Fatal(err)

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"math"
 	"slices"
@@ -40,6 +41,14 @@ type windowOp struct {
 
 	done bool
 	pos  int
+
+	// mem holds what lives until the rows are out: the batches (sizes in
+	// batchSize), the results and what they read; gmem what one spec's
+	// computation needs (partition ids, order, sort keys, scratch).
+	mem       memAccount
+	gmem      memAccount
+	dicts     dictSet
+	batchSize []int64
 }
 
 // winGroup is the calls sharing one PARTITION BY and ORDER BY.
@@ -66,7 +75,7 @@ var errWindowTooManyRows = errors.New("Resources exceeded during query execution
 
 func newWindowOp(q *queryRun, n *WindowNode, in operator) (*windowOp, error) {
 	lay := layoutOf(n.In.Cols())
-	o := &windowOp{q: q, in: in, node: n, results: make([]*winResult, len(n.Funcs))}
+	o := &windowOp{q: q, in: in, node: n, results: make([]*winResult, len(n.Funcs)), mem: q.account(), gmem: q.account(), dicts: dictSet{}}
 	byKey := map[string]*winGroup{}
 	for i, f := range n.Funcs {
 		key := f.specKey()
@@ -116,7 +125,17 @@ func newWindowOp(q *queryRun, n *WindowNode, in operator) (*windowOp, error) {
 	return o, nil
 }
 
-func (o *windowOp) close() { o.in.close() }
+func (o *windowOp) close() {
+	o.in.close()
+	o.release()
+}
+
+// release lets go of everything buffered and its charge.
+func (o *windowOp) release() {
+	o.batches, o.results, o.rowBatch = nil, nil, nil
+	o.mem.clear()
+	o.gmem.clear()
+}
 
 func (o *windowOp) next(ec *evalCtx) (*vec.Batch, error) {
 	if !o.done {
@@ -129,14 +148,20 @@ func (o *windowOp) next(ec *evalCtx) (*vec.Batch, error) {
 				if err := ec.ctx.Err(); err != nil {
 					return nil, err
 				}
-				if err := o.computeGroup(ec, g); err != nil {
+				err := o.computeGroup(ec, g)
+				o.gmem.clear()
+				if err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
 	if o.pos >= len(o.batches) {
+		o.release()
 		return nil, nil
+	}
+	if err := ec.ctx.Err(); err != nil {
+		return nil, err
 	}
 	bi := o.pos
 	o.pos++
@@ -147,12 +172,20 @@ func (o *windowOp) next(ec *evalCtx) (*vec.Batch, error) {
 	for _, r := range o.results {
 		out.Cols = append(out.Cols, r.vector(o, o.starts[bi], o.starts[bi+1]))
 	}
+	// The batch is the consumer's now; the results stay until the last.
+	o.mem.shrink(o.batchSize[bi])
+	if o.pos >= len(o.batches) {
+		o.release()
+	}
 	return out, nil
 }
 
 // fill buffers the input, with every batch made dense (no selection).
 func (o *windowOp) fill(ec *evalCtx) error {
 	for {
+		if err := ec.ctx.Err(); err != nil {
+			return err
+		}
 		b, err := o.in.next(ec)
 		if err != nil {
 			return err
@@ -170,9 +203,11 @@ func (o *windowOp) fill(ec *evalCtx) error {
 			}
 			b = d
 		}
-		if err := o.q.reserve(batchBytes(b)); err != nil {
+		size := batchBytes(b, o.dicts)
+		if err := o.mem.grow(size); err != nil {
 			return err
 		}
+		o.batchSize = append(o.batchSize, size)
 		o.batches = append(o.batches, b)
 		o.starts = append(o.starts, o.n)
 		o.n += b.Len
@@ -181,14 +216,16 @@ func (o *windowOp) fill(ec *evalCtx) error {
 		}
 	}
 	o.starts = append(o.starts, o.n)
-	// Per row: its batch, and the row numbers of each spec's order.
-	return o.q.reserve(int64(o.n) * int64(4+8*len(o.groups)))
+	return o.mem.grow(int64(cap(o.starts)) * 8)
 }
 
 // buildRowBatch makes the global row → batch map.
-func (o *windowOp) buildRowBatch() {
+func (o *windowOp) buildRowBatch() error {
 	if o.rowBatch != nil {
-		return
+		return nil
+	}
+	if err := o.mem.grow(int64(o.n) * 4); err != nil {
+		return err
 	}
 	o.rowBatch = make([]int32, o.n)
 	for bi := range len(o.starts) - 1 {
@@ -196,6 +233,7 @@ func (o *windowOp) buildRowBatch() {
 			o.rowBatch[g] = int32(bi)
 		}
 	}
+	return nil
 }
 
 // eval evaluates ev over every buffered batch.
@@ -245,7 +283,7 @@ func (o *windowOp) flatten(vecs []*vec.Vector, t ColType) (*vec.Vector, error) {
 			copyValue(flat, s+i, v, i)
 		}
 	}
-	return flat, o.q.reserve(vectorBytes(flat))
+	return flat, o.gmem.grow(vectorBytes(flat, nil))
 }
 
 // nullsOf is the global NULL bitset of per-batch vectors (nil: none).
@@ -278,18 +316,25 @@ func (o *windowOp) partitionIDs(ec *evalCtx, g *winGroup) ([]int32, int, error) 
 	for _, t := range g.ptypes {
 		p.kvals = append(p.kvals, newColBuilder(t))
 	}
+	if err := o.gmem.grow(int64(o.n) * 4); err != nil {
+		return nil, 0, err
+	}
 	pid := make([]int32, o.n)
+	keys := o.q.account()
+	defer keys.clear() // the partition keys are not kept, only their numbers
 	for bi, b := range o.batches {
-		before := p.ngroups
+		if bi&15 == 0 {
+			if err := ec.ctx.Err(); err != nil {
+				return nil, 0, err
+			}
+		}
 		gids, err := p.groupIDs(ec, b)
 		if err != nil {
 			return nil, 0, err
 		}
 		copy(pid[o.starts[bi]:], gids[:b.Len])
-		if grown := p.ngroups - before; grown > 0 {
-			if err := o.q.reserve(int64(grown) * 64); err != nil {
-				return nil, 0, err
-			}
+		if err := keys.resize(p.stateBytes()); err != nil {
+			return nil, 0, err
 		}
 	}
 	return pid, p.ngroups, nil
@@ -297,7 +342,10 @@ func (o *windowOp) partitionIDs(ec *evalCtx, g *winGroup) ([]int32, int, error) 
 
 // partitionOrder lists the global rows partition by partition (each in
 // arrival order) and returns the partitions' bounds in that list.
-func (o *windowOp) partitionOrder(pid []int32, nparts int) ([]int32, []int) {
+func (o *windowOp) partitionOrder(pid []int32, nparts int) ([]int32, []int, error) {
+	if err := o.gmem.grow(int64(o.n)*4 + int64(nparts+1)*8); err != nil {
+		return nil, nil, err
+	}
 	perm := make([]int32, o.n)
 	bounds := make([]int, nparts+1)
 	if pid == nil {
@@ -305,7 +353,7 @@ func (o *windowOp) partitionOrder(pid []int32, nparts int) ([]int32, []int) {
 			perm[i] = int32(i)
 		}
 		bounds[1] = o.n
-		return perm, bounds
+		return perm, bounds, nil
 	}
 	for _, p := range pid {
 		bounds[p+1]++
@@ -318,7 +366,7 @@ func (o *windowOp) partitionOrder(pid []int32, nparts int) ([]int32, []int) {
 		perm[next[p]] = int32(g)
 		next[p]++
 	}
-	return perm, bounds
+	return perm, bounds, nil
 }
 
 // winKeys are a spec's ORDER BY keys over the global row numbers.
@@ -419,6 +467,9 @@ func (o *windowOp) orderKeys(ec *evalCtx, g *winGroup) (*winKeys, error) {
 		case isIntLike(f.Type) && f.Type != vec.Bool:
 			k.sortable = f.Ints
 		case f.Type == vec.Float64:
+			if err := o.gmem.grow(int64(o.n) * 8); err != nil {
+				return nil, err
+			}
 			k.sortable = make([]int64, o.n)
 			for i, x := range f.Floats {
 				k.sortable[i] = sortableFloat(x)
@@ -454,18 +505,13 @@ type sortPair struct {
 
 // sortSegment orders the rows of one partition by the keys; ties keep
 // arrival order, so results are deterministic.
-func (k *winKeys) sortSegment(seg []int32, buf []sortPair) []sortPair {
+func (k *winKeys) sortSegment(ctx context.Context, seg []int32, buf []sortPair) ([]sortPair, error) {
 	if len(seg) < 2 {
-		return buf
+		return buf, nil
 	}
 	if k.sortable == nil {
-		slices.SortFunc(seg, func(a, b int32) int {
-			if c := k.cmp(a, b); c != 0 {
-				return c
-			}
-			return cmp.Compare(a, b)
-		})
-		return buf
+		// Rows are in arrival order: a stable sort keeps ties so.
+		return buf, sortStable(ctx, seg, k.cmp)
 	}
 	key := k.keys[0]
 	nulls := k.flat[0].Nulls
@@ -507,7 +553,7 @@ func (k *winKeys) sortSegment(seg []int32, buf []sortPair) []sortPair {
 	if key.nullsLast {
 		copy(seg[i:], nullRows)
 	}
-	return buf
+	return buf, nil
 }
 
 // computeGroup partitions and orders the rows for one spec and runs its
@@ -517,15 +563,38 @@ func (o *windowOp) computeGroup(ec *evalCtx, g *winGroup) error {
 	if err != nil {
 		return err
 	}
-	perm, bounds := o.partitionOrder(pid, nparts)
+	perm, bounds, err := o.partitionOrder(pid, nparts)
+	if err != nil {
+		return err
+	}
+	maxPart := 0
+	for p := 0; p < nparts; p++ {
+		maxPart = max(maxPart, bounds[p+1]-bounds[p])
+	}
+	// Scratch sized by the largest partition: the frame bounds and peer
+	// groups (16 bytes a row), the sort's pairs and radix buffer (32).
+	if err := o.gmem.grow(int64(maxPart) * 48); err != nil {
+		return err
+	}
 	var keys *winKeys
 	if len(g.order) > 0 {
 		if keys, err = o.orderKeys(ec, g); err != nil {
 			return err
 		}
 		var buf []sortPair
+		done := 0
 		for p := 0; p < nparts; p++ {
-			buf = keys.sortSegment(perm[bounds[p]:bounds[p+1]], buf)
+			if done >= sortRun {
+				if err := ec.ctx.Err(); err != nil {
+					return err
+				}
+				done = 0
+			}
+			seg := perm[bounds[p]:bounds[p+1]]
+			done += len(seg)
+			if buf, err = keys.sortSegment(ec.ctx, seg, buf); err != nil {
+				return err
+			}
 		}
 	}
 	runners := make([]winRunner, len(g.funcs))
@@ -540,12 +609,15 @@ func (o *windowOp) computeGroup(ec *evalCtx, g *winGroup) error {
 		needPeers = needPeers || needsPeers(fo.f)
 	}
 	sc := &winSegCtx{keys: keys}
+	done := 0
 	for p := 0; p < nparts; p++ {
-		if p&127 == 0 {
+		if p&127 == 0 || done >= sortRun {
 			if err := ec.ctx.Err(); err != nil {
 				return err
 			}
+			done = 0
 		}
+		done += bounds[p+1] - bounds[p]
 		sc.reset(perm[bounds[p]:bounds[p+1]], needPeers)
 		for _, r := range runners {
 			if err := r.segment(sc); err != nil {

@@ -133,7 +133,8 @@ func (r *winResult) gather(o *windowOp, s, e int) *vec.Vector {
 func (o *windowOp) newRunner(ec *evalCtx, fo *winFuncOp, pid []int32, nparts int) (winRunner, error) {
 	f := fo.f
 	res := &winResult{t: f.T, n: o.n}
-	if err := o.q.reserve(int64(o.n) * 8); err != nil {
+	// The result: 8 bytes a row (values, or source rows and NULLs).
+	if err := o.mem.grow(int64(o.n) * 8); err != nil {
 		return nil, err
 	}
 	if fo.acc != nil {
@@ -145,6 +146,17 @@ func (o *windowOp) newRunner(ec *evalCtx, fo *winFuncOp, pid []int32, nparts int
 		if vals, err = o.eval(ec, fo.args[0]); err != nil {
 			return nil, err
 		}
+		// Arguments that are not input columns are new vectors, kept
+		// with the result.
+		var size int64
+		for bi, v := range vals {
+			if !slices.Contains(o.batches[bi].Cols, v) {
+				size += vectorBytes(v, o.dicts)
+			}
+		}
+		if err := o.mem.grow(size); err != nil {
+			return nil, err
+		}
 	}
 	switch f.Name {
 	case "row_number", "rank", "dense_rank", "ntile":
@@ -154,7 +166,9 @@ func (o *windowOp) newRunner(ec *evalCtx, fo *winFuncOp, pid []int32, nparts int
 		res.flts = make([]float64, o.n)
 		return &numberRunner{f: f, res: res}, nil
 	case "lag", "lead":
-		o.buildRowBatch()
+		if err := o.buildRowBatch(); err != nil {
+			return nil, err
+		}
 		res.src, res.vals = make([]int32, o.n), vals
 		if fo.def != nil {
 			d, err := fo.def(ec, &vec.Batch{Len: 1}, nil)
@@ -165,7 +179,9 @@ func (o *windowOp) newRunner(ec *evalCtx, fo *winFuncOp, pid []int32, nparts int
 		}
 		return &offsetRunner{f: f, res: res}, nil
 	case "first_value", "last_value", "nth_value", "any_value", "min", "max":
-		o.buildRowBatch()
+		if err := o.buildRowBatch(); err != nil {
+			return nil, err
+		}
 		res.src, res.vals = make([]int32, o.n), vals
 		r := &valueRunner{f: f, res: res, nulls: o.nullsOf(vals)}
 		if f.Name == "min" || f.Name == "max" {
@@ -186,7 +202,9 @@ func (o *windowOp) newRunner(ec *evalCtx, fo *winFuncOp, pid []int32, nparts int
 		if f.Name == "percentile_cont" {
 			res.flts = make([]float64, o.n)
 		} else {
-			o.buildRowBatch()
+			if err := o.buildRowBatch(); err != nil {
+				return nil, err
+			}
 			res.src, res.vals = make([]int32, o.n), vals
 		}
 		return r, nil
@@ -220,8 +238,16 @@ func (o *windowOp) newRunner(ec *evalCtx, fo *winFuncOp, pid []int32, nparts int
 func (o *windowOp) partitionAggregate(ec *evalCtx, fo *winFuncOp, res *winResult, pid []int32, nparts int) (winRunner, error) {
 	acc := fo.acc
 	acc.grow(nparts)
+	// What the aggregate collects is charged while it collects it.
+	accMem := o.q.account()
+	defer accMem.clear()
 	zeros := []int32(nil)
 	for bi, b := range o.batches {
+		if bi&15 == 0 {
+			if err := ec.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		var gids []int32
 		if pid != nil {
 			gids = pid[o.starts[bi]:o.starts[bi+1]]
@@ -234,12 +260,17 @@ func (o *windowOp) partitionAggregate(ec *evalCtx, fo *winFuncOp, res *winResult
 		if err := acc.update(ec, b, gids); err != nil {
 			return nil, err
 		}
+		if err := accMem.resize(acc.bytes()); err != nil {
+			return nil, err
+		}
 	}
 	v, err := acc.finish(nparts)
+	// The collected values are in v now: let them go with their charge.
+	*acc = aggAcc{call: acc.call, arg: acc.arg, t: acc.t, keyEvs: acc.keyEvs}
 	if err != nil {
 		return nil, err
 	}
-	if err := o.q.reserve(vectorBytes(v)); err != nil {
+	if err := o.mem.grow(vectorBytes(v, nil)); err != nil {
 		return nil, err
 	}
 	res.part, res.pid = v, pid

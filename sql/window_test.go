@@ -3,6 +3,7 @@ package sql
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -438,7 +439,7 @@ func naiveAgg(f *WindowFunc, frame []winRow) any {
 func runWindowOp(t *testing.T, batches []*vec.Batch, cols []Column, funcs []*WindowFunc) [][]any {
 	t.Helper()
 	node := &WindowNode{In: &emptyNode{cols: cols}, Funcs: funcs}
-	q := &queryRun{memLimit: 1 << 30}
+	q := testRun(1 << 30)
 	op, err := newWindowOp(q, node, &batchesOp{bs: batches})
 	if err != nil {
 		t.Fatal(err)
@@ -591,12 +592,12 @@ func TestWindowMemoryLimit(t *testing.T) {
 	_, batches, cols := winTestInput(r, 5000)
 	f := &WindowFunc{Name: "row_number", T: ColType{V: vec.Int64}, Out: Column{ID: 100, T: ColType{V: vec.Int64}}}
 	node := &WindowNode{In: &emptyNode{cols: cols}, Funcs: []*WindowFunc{f}}
-	q := &queryRun{memLimit: 64 << 10}
+	q := testRun(64 << 10)
 	op, err := newWindowOp(q, node, &batchesOp{bs: batches})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := op.next(q.newEvalCtx(context.Background())); err != ErrMemoryLimit {
+	if _, err := op.next(q.newEvalCtx(context.Background())); !errors.Is(err, ErrMemoryLimit) {
 		t.Fatalf("got %v, want ErrMemoryLimit", err)
 	}
 }

@@ -17,6 +17,32 @@ import (
 // it (its own budget is QueryMemory) at the cost of more collection.
 const defaultMemoryLimit = 256 << 20
 
+// queryBudgets returns the memory one query may hold and all queries
+// together, from the flags or, when not given, from the memory limit: a
+// query a quarter of it and all queries half (64 MiB and 128 MiB at the
+// default 256 MiB). The engine's heads and caches take up to 7/16 of the
+// limit (heads a quarter, pages an eighth, dictionaries a sixteenth), so
+// the queries' half keeps the process near its limit, and two queries of
+// the largest size, or any number of small ones, run at once. Without a
+// memory limit a query may hold 512 MiB and all queries four times that.
+// A total smaller than the one-query figure is raised to it.
+func queryBudgets(cfg serveConfig) (perQuery, total int64) {
+	perQuery, total = cfg.QueryMemory, cfg.QueryMemoryTotal
+	if perQuery <= 0 {
+		perQuery = 512 << 20
+		if cfg.MemoryLimit > 0 {
+			perQuery = max(cfg.MemoryLimit/4, 4<<20)
+		}
+	}
+	if total <= 0 {
+		total = 4 * perQuery
+		if cfg.MemoryLimit > 0 {
+			total = max(cfg.MemoryLimit/2, perQuery)
+		}
+	}
+	return perQuery, max(total, perQuery)
+}
+
 // parseBytes reads a size such as 256MiB, 1GiB, 300MB or 268435456.
 func parseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)

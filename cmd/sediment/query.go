@@ -34,6 +34,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	explain := fl.Bool("explain", false, "print the optimised plan instead of running the query")
 	repeat := fl.Int("repeat", 1, "run the query this many times (timing; the last result is printed)")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the runs to this file")
+	queryMemory := fl.String("query-memory", "512MiB", "memory the query may hold (joins, sorts, groups, the result); past it the query fails saying so")
 	var params paramFlags
 	fl.Var(&params, "param", "bind a parameter, name=value (repeatable)")
 	fl.Usage = func() {
@@ -51,6 +52,11 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
+	memLimit, err := parseBytes(*queryMemory)
+	if err != nil || memLimit == 0 {
+		fmt.Fprintf(stderr, "sediment query: --query-memory: want a size above 0, e.g. 512MiB, got %q\n", *queryMemory)
+		return 2
+	}
 	if _, err := os.Stat(*dataDir); err != nil {
 		fmt.Fprintln(stderr, "sediment query:", err)
 		return 2
@@ -66,7 +72,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sediment query:", err)
 		return 1
 	}
-	svc := endpoints.New(eng, cat, &endpoints.Options{DisableBackground: true})
+	svc := endpoints.New(eng, cat, &endpoints.Options{DisableBackground: true, QueryMemory: memLimit, QueryMemorySetting: "--query-memory"})
 	defer svc.Close()
 	if *explain {
 		plan, err := svc.Explain(fl.Arg(0), params.m, *maxRows)
@@ -94,6 +100,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	var took []time.Duration
 	var warnings *scan.Warnings
 	for range max(*repeat, 1) {
+		res.Release() // the previous run's
 		start := time.Now()
 		// What the answer misses (data set aside as damaged) is listed,
 		// not left out silently.
@@ -105,6 +112,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 		}
 		took = append(took, time.Since(start))
 	}
+	defer res.Release()
 	if *format == "json" {
 		b := []byte(`{"result":`)
 		b = endpoints.AppendWarnings(res.AppendJSON(b), warnings.List())

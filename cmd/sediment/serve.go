@@ -20,6 +20,8 @@ import (
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/httpapi"
 	"github.com/sediment/sediment/query/endpoints"
+	"github.com/sediment/sediment/query/search"
+	"github.com/sediment/sediment/sql"
 	"github.com/sediment/sediment/sql/parser"
 )
 
@@ -53,6 +55,10 @@ type serveConfig struct {
 	// MemoryLimit is the soft memory target (--memory-limit): the Go
 	// runtime's limit and the size of the engine's heads; 0 turns it off.
 	MemoryLimit int64
+	// QueryMemory bounds the memory one query may hold (--query-memory),
+	// QueryMemoryTotal all queries together (--query-memory-total); 0
+	// means the default sized from MemoryLimit (see queryBudgets).
+	QueryMemory, QueryMemoryTotal int64
 	// Storage settings `sediment bench sweep` measures (0: the engine's
 	// defaults): rows per block, target page bytes, rows compaction merges
 	// segments up to, zstd levels for flushes and for compaction.
@@ -117,6 +123,8 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM, how long to wait for requests in flight")
 	fs.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060")
 	memLimit := fs.String("memory-limit", fmt.Sprintf("%dMiB", defaultMemoryLimit>>20), "soft memory target: Go's memory limit (unless GOMEMLIMIT is set) and the in-memory heads' budget (a quarter of it); 0 turns it off")
+	queryMemory := fs.String("query-memory", "", "memory one query may hold (joins, sorts, groups, results; default a quarter of --memory-limit, 64MiB, or 512MiB without one); past it the query fails saying so")
+	queryMemoryTotal := fs.String("query-memory-total", "", "memory all queries may hold together (default half of --memory-limit, 128MiB, or 4x --query-memory without one); past it a query fails saying so")
 	fs.IntVar(&cfg.BlockRows, "block-rows", 0, "rows per segment block (default 65536; sediment bench sweep measures the choices)")
 	pageBytes := fs.String("page-bytes", "", "target size of a segment page before compression (default 1MiB)")
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
@@ -145,6 +153,19 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	}
 	if cfg.MinFreeDisk, err = parseBytes(*minFree); err != nil {
 		return cfg, fmt.Errorf("--min-free-disk: %w", err)
+	}
+	if *queryMemory != "" {
+		if cfg.QueryMemory, err = parseBytes(*queryMemory); err != nil || cfg.QueryMemory == 0 {
+			return cfg, fmt.Errorf("--query-memory: want a size above 0, e.g. 64MiB, got %q", *queryMemory)
+		}
+	}
+	if *queryMemoryTotal != "" {
+		if cfg.QueryMemoryTotal, err = parseBytes(*queryMemoryTotal); err != nil || cfg.QueryMemoryTotal == 0 {
+			return cfg, fmt.Errorf("--query-memory-total: want a size above 0, e.g. 128MiB, got %q", *queryMemoryTotal)
+		}
+	}
+	if cfg.QueryMemory > 0 && cfg.QueryMemoryTotal > 0 && cfg.QueryMemory > cfg.QueryMemoryTotal {
+		return cfg, fmt.Errorf("--query-memory (%s) is more than --query-memory-total (%s)", *queryMemory, *queryMemoryTotal)
 	}
 	if *pageBytes != "" {
 		n, err := parseBytes(*pageBytes)
@@ -251,8 +272,9 @@ func runServe(args []string, _, stderr io.Writer) int {
 type serveDeps struct {
 	// SQLValidator returns the check endpoints' SQL must pass when saved.
 	SQLValidator func(cat *catalog.Catalog) func(query string) error
-	// Runner returns the executor of query endpoints and ad-hoc SQL.
-	Runner func(eng *engine.Engine, cat *catalog.Catalog) httpapi.QueryRunner
+	// Runner returns the executor of query endpoints and ad-hoc SQL, with
+	// the query limits opts carries.
+	Runner func(eng *engine.Engine, cat *catalog.Catalog, opts *endpoints.Options) httpapi.QueryRunner
 }
 
 // productionDeps wires the SQL engine: endpoint SQL is validated when
@@ -265,8 +287,8 @@ func productionDeps() serveDeps {
 				return err
 			}
 		},
-		Runner: func(eng *engine.Engine, cat *catalog.Catalog) httpapi.QueryRunner {
-			return endpoints.New(eng, cat, nil)
+		Runner: func(eng *engine.Engine, cat *catalog.Catalog, opts *endpoints.Options) httpapi.QueryRunner {
+			return endpoints.New(eng, cat, opts)
 		},
 	}
 }
@@ -349,10 +371,14 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	if err := setupTokens(cat, cfg, log); err != nil {
 		return nil, err
 	}
-	opts := httpapi.Options{Engine: eng, Catalog: cat, Logger: log.With("component", "http"), DrainDelay: cfg.DrainDelay}
+	perQuery, total := queryBudgets(cfg)
+	pool := sql.NewMemoryPool(total, "--query-memory-total")
+	opts := httpapi.Options{Engine: eng, Catalog: cat, Logger: log.With("component", "http"), DrainDelay: cfg.DrainDelay,
+		Search: search.Options{MemoryLimit: perQuery, MemoryLimitSetting: "--query-memory", MemoryPool: pool}}
 	cfg.Limits.apply(&opts, cfg.MemoryLimit)
 	if deps.Runner != nil {
-		opts.Runner = deps.Runner(eng, cat)
+		opts.Runner = deps.Runner(eng, cat, &endpoints.Options{Logger: log.With("component", "query"),
+			QueryMemory: perQuery, QueryMemorySetting: "--query-memory", QueryMemoryPool: pool})
 	}
 	srv, err := httpapi.New(opts)
 	if err != nil {
@@ -394,7 +420,8 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	}
 	srv.SetReady()
 	log.Info("listening", "addr", a.addr.String(), "data_dir", cfg.DataDir, "ack_mode", cfg.AckMode.String(),
-		"sources", len(cat.Sources()), "endpoints", len(cat.Endpoints()))
+		"sources", len(cat.Sources()), "endpoints", len(cat.Endpoints()),
+		"query_memory", sql.FormatBytes(perQuery), "query_memory_total", sql.FormatBytes(total))
 	return a, nil
 }
 

@@ -70,6 +70,12 @@ func TestParseServeConfig(t *testing.T) {
 				Limits: httpLimits{MaxConcurrentQueries: 3, MaxQueuedQueries: -1, QueryQueueWait: 2 * time.Second, MaxInflightBodyBytes: 64 << 20, MaxBodyBytes: 1e6}}},
 		{name: "bad inflight bytes", args: []string{"--max-inflight-body-bytes", "lots"}, err: true},
 		{name: "negative concurrency", args: []string{"--max-concurrent-queries", "-2"}, err: true},
+		{name: "query memory", args: []string{"--query-memory", "32MiB", "--query-memory-total", "96MiB"},
+			want: serveConfig{Listen: ":4000", DataDir: "./data", ShutdownTimeout: 30 * time.Second, MemoryLimit: defaultMemoryLimit,
+				QueryMemory: 32 << 20, QueryMemoryTotal: 96 << 20}},
+		{name: "zero query memory", args: []string{"--query-memory", "0"}, err: true},
+		{name: "bad query memory total", args: []string{"--query-memory-total", "most"}, err: true},
+		{name: "query memory over total", args: []string{"--query-memory", "256MiB", "--query-memory-total", "128MiB"}, err: true},
 		{name: "bad zstd", args: []string{"--zstd", "9"}, err: true},
 		{name: "two zstd pairs", args: []string{"--zstd", "1/3,1/4"}, err: true},
 		{name: "bad page bytes", args: []string{"--page-bytes", "big"}, err: true},
@@ -130,7 +136,8 @@ func start(t *testing.T, cfg serveConfig) *running {
 	return startWith(t, cfg, serveDeps{})
 }
 
-// startWith starts a server with deps wired in (productionDeps: SQL).
+// startWith starts a server wired with deps (productionDeps for the SQL
+// engine).
 func startWith(t *testing.T, cfg serveConfig, deps serveDeps) *running {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"

@@ -54,6 +54,11 @@ func TestQueryFsckAndLock(t *testing.T) {
 	if code := runQuery([]string{"--data-dir", dir, "select id from `no.such`"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no.such") {
 		t.Fatalf("unknown table: %d %q", code, errb.String())
 	}
+	errb.Reset()
+	if code := runQuery([]string{"--data-dir", dir, "--query-memory", "1KiB", "select id, event_message from `app.logs` order by id"}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "the limit of one query (1KiB, set by --query-memory)") {
+		t.Fatalf("past --query-memory: %d %q", code, errb.String())
+	}
 
 	out.Reset()
 	if code := runFsck([]string{"--data-dir", dir}, &out, &errb); code != 0 || !strings.Contains(out.String(), "app.logs") || !strings.HasSuffix(out.String(), "ok\n") {

@@ -40,8 +40,15 @@ type Options struct {
 	CacheMaxBytes int64
 	// QueryTimeout bounds one query (default 60s).
 	QueryTimeout time.Duration
-	// QueryMemory bounds the memory one query may buffer (default 512 MiB).
-	QueryMemory int64
+	// QueryMemory bounds the memory one query may hold (default 512 MiB);
+	// QueryMemorySetting names how an operator changes it (a flag such as
+	// --query-memory), quoted in the error of a query past it.
+	QueryMemory        int64
+	QueryMemorySetting string
+	// QueryMemoryPool, when set, is the memory all queries share (give the
+	// search service the same pool): a query it cannot serve fails with an
+	// error naming it. A result stays charged to it until it is encoded.
+	QueryMemoryPool *sql.MemoryPool
 	// AdhocMaxRows caps rows of GET /api/query (default 1000).
 	AdhocMaxRows int
 	// DisableBackground stops the refresh goroutine; tests call Tick.
@@ -244,7 +251,8 @@ func (s *Service) RunSQL(ctx context.Context, q string) []byte {
 // leave out data it cannot read (damage set aside), it says so in the
 // scan.Warnings that ctx carries (scan.WithWarnings); without one, such a
 // query fails instead. A panic while doing so is logged with its stack
-// and returned as a *recovered.Error.
+// and returned as a *recovered.Error. The caller calls Release on the
+// result once done with it.
 func (s *Service) Query(ctx context.Context, q string, params map[string]string, maxRows int) (_ *sql.Result, err error) {
 	defer func() { s.logPanic(err, "sql", q) }()
 	defer recovered.Catch(&err)
@@ -280,12 +288,14 @@ func (s *Service) run(ctx context.Context, pq *parser.Query, params map[string]s
 	qc := &queryCatalog{s: s, snaps: map[string]*engine.Snapshot{}}
 	defer qc.release()
 	return sql.Run(ctx, pq, qc, sql.Options{
-		Params:      params,
-		Now:         s.opts.Now(),
-		MaxRows:     maxRows,
-		MemoryLimit: s.opts.QueryMemory,
-		Timeout:     s.opts.QueryTimeout,
-		Workers:     runtime.GOMAXPROCS(0),
+		Params:             params,
+		Now:                s.opts.Now(),
+		MaxRows:            maxRows,
+		MemoryLimit:        s.opts.QueryMemory,
+		MemoryLimitSetting: s.opts.QueryMemorySetting,
+		MemoryPool:         s.opts.QueryMemoryPool,
+		Timeout:            s.opts.QueryTimeout,
+		Workers:            runtime.GOMAXPROCS(0),
 	})
 }
 
@@ -418,8 +428,10 @@ func (qc *queryCatalog) release() {
 
 // resultBody is Logflare's {"result": [...]}, with a "warnings" list of
 // what the answer misses (stored data set aside as damaged) when it misses
-// anything. Logflare's clients ignore members they do not know.
+// anything. Logflare's clients ignore members they do not know. It lets go
+// of the result (its memory stops counting against the shared budget).
 func resultBody(res *sql.Result, warnings []string) []byte {
+	defer res.Release()
 	b := make([]byte, 0, 64+res.Len*128)
 	b = append(b, `{"result":`...)
 	b = res.AppendJSON(b)

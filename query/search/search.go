@@ -42,8 +42,15 @@ type Options struct {
 	Location *time.Location
 	// Timeout bounds each of a search's queries (default 60 s).
 	Timeout time.Duration
-	// MemoryLimit bounds the memory one query may buffer (default 512 MiB).
-	MemoryLimit int64
+	// MemoryLimit bounds the memory one query may hold (default 512 MiB);
+	// MemoryLimitSetting names how an operator changes it (a flag such as
+	// --query-memory), quoted in the error of a query past it.
+	MemoryLimit        int64
+	MemoryLimitSetting string
+	// MemoryPool, when set, is the memory all queries share (the endpoint
+	// service's pool): a search it cannot serve fails with an error naming
+	// it. Results stay charged to it until Response.Release.
+	MemoryPool *sql.MemoryPool
 	// Workers is the number of goroutines one query scans with (default
 	// GOMAXPROCS).
 	Workers int
@@ -165,6 +172,15 @@ func (r *Response) AppendJSON(dst []byte) []byte {
 		dst = append(dst, ']')
 	}
 	return append(dst, '}')
+}
+
+// Release lets go of the response's results: their memory stops counting
+// against the shared budget. Call it once the response is encoded.
+func (r *Response) Release() {
+	if r != nil {
+		r.Events.Release()
+		r.Chart.Release()
+	}
 }
 
 // Search runs req over the shard's current events. table is the name the
@@ -291,6 +307,7 @@ func (s *Searcher) Run(ctx context.Context, tbl scan.Table, p *Plan) (_ *Respons
 	}
 	if p.ChartSQL != "" {
 		if res.Chart, err = s.query(ctx, tbl, p.ChartSQL, MaxChartBuckets); err != nil {
+			res.Release()
 			return nil, err
 		}
 	}
@@ -310,6 +327,7 @@ func (s *Searcher) events(ctx context.Context, tbl scan.Table, p *Plan) (*sql.Re
 		return newest, nil // no match: an empty result
 	}
 	bound := newest.Cols[0].IntAt(newest.Len - 1)
+	newest.Release()
 	q := p.events
 	q.Filters = append(q.Filters[:len(q.Filters):len(q.Filters)],
 		lql.Filter{Path: "timestamp", Op: lql.OpGte, Value: lql.TimestampValue(bound)})
@@ -328,11 +346,13 @@ func (s *Searcher) query(ctx context.Context, tbl scan.Table, text string, maxRo
 		return nil, fmt.Errorf("search: generated SQL does not validate: %w", err)
 	}
 	return sql.Run(ctx, pq, oneTable{tbl}, sql.Options{
-		Now:         s.opts.Now(),
-		MaxRows:     maxRows,
-		MemoryLimit: s.opts.MemoryLimit,
-		Timeout:     s.opts.Timeout,
-		Workers:     s.opts.Workers,
+		Now:                s.opts.Now(),
+		MaxRows:            maxRows,
+		MemoryLimit:        s.opts.MemoryLimit,
+		MemoryLimitSetting: s.opts.MemoryLimitSetting,
+		MemoryPool:         s.opts.MemoryPool,
+		Timeout:            s.opts.Timeout,
+		Workers:            s.opts.Workers,
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/lql"
+	"github.com/sediment/sediment/sql"
 )
 
 func testSearcher() *Searcher {
@@ -651,4 +652,32 @@ func FuzzPrepare(f *testing.F) {
 			t.Fatalf("%q: %v\n%s\n%s", q, err, p.SearchSQL, p.ChartSQL)
 		}
 	})
+}
+
+// TestSearchMemoryBudget: a search's queries hold memory from the shared
+// pool only while they run and until the response is released, and past
+// the per-query limit a search fails naming it.
+func TestSearchMemoryBudget(t *testing.T) {
+	sh := fixtureShard(t)
+	pool := sql.NewMemoryPool(64<<20, "--query-memory-total")
+	s := New(Options{Now: func() time.Time { return fixtureNow }, MemoryPool: pool})
+	res, err := s.Search(context.Background(), sh, "fixture", Request{LQL: "c:count(*) c:group_by(t::minute)", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pool.Used() == 0 {
+		t.Fatal("the response is not charged to the pool")
+	}
+	res.Release()
+	if pool.Used() != 0 {
+		t.Fatalf("the pool holds %d bytes after the response is released", pool.Used())
+	}
+	s = New(Options{Now: func() time.Time { return fixtureNow }, MemoryLimit: 1 << 10, MemoryLimitSetting: "--query-memory", MemoryPool: pool})
+	_, err = s.Search(context.Background(), sh, "fixture", Request{Limit: 1000})
+	if !errors.Is(err, sql.ErrMemoryLimit) || !strings.Contains(err.Error(), "(1KiB, set by --query-memory)") {
+		t.Fatalf("got %v", err)
+	}
+	if pool.Used() != 0 {
+		t.Fatalf("the pool holds %d bytes after a failed search", pool.Used())
+	}
 }

@@ -28,7 +28,7 @@ func newIngestWorker(maxBody int) *ingestWorker {
 	return &ingestWorker{dec: d}
 }
 
-// handleIngest serves every ingest route (logflare-compat §1.2):
+// handleIngest serves every ingest route (docs/compat/logflare.md §3.2):
 // the key is checked before the body is read; then the body is decoded,
 // the source chosen, events normalised, filtered and appended; 200
 // {"message":"Logged!"} once they are durable.
@@ -91,7 +91,7 @@ func (s *Server) appendFailed(ctx *fasthttp.RequestCtx, src *catalog.Source, err
 	}
 }
 
-// selectSource picks the request's source (logflare-compat §1.3). Params
+// selectSource picks the request's source (docs/compat/logflare.md §3.3). Params
 // are the query string merged with the body's top-level members, the body
 // winning as in Phoenix. A name (source_name, alias collection_name) is
 // looked up by name; otherwise a token (source, alias collection, or the

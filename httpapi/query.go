@@ -13,7 +13,7 @@ import (
 // implements it. Both methods return the complete response body, sent
 // with HTTP 200 and Content-Type application/json: {"result": [...]} on
 // success, {"error": ...} when the query fails (Logflare answers query
-// failures with 200, logflare-compat §2.4). Implementations must be safe
+// failures with 200, docs/compat/logflare.md §6.6). Implementations must be safe
 // for concurrent use and must honour ctx (it ends at the query timeout or
 // when the server shuts down).
 type QueryRunner interface {
@@ -41,10 +41,11 @@ const (
 // redactHeader overrides an endpoint's redact_pii per request.
 const redactHeader = "LF-ENDPOINT-REDACT-PII"
 
-// handleEndpointQuery serves the query endpoint routes (logflare-compat
-// §2.2): it finds the endpoint (by token for anyone, by name only for an
-// authenticated caller), checks access (enable_auth false needs no key;
-// otherwise a token with scope private, query or query:endpoint:<id>),
+// handleEndpointQuery serves the query endpoint routes
+// (docs/compat/logflare.md §6.1, §6.2): it finds the endpoint (by token
+// for anyone, by name only for an authenticated caller), checks access
+// (enable_auth false needs no key; otherwise a token with scope private,
+// query or query:endpoint:<id>),
 // collects the parameters and runs the endpoint. Every failure to find or
 // to authorise answers 401 {"error":"Unauthorized"}, never 404.
 func (s *Server) handleEndpointQuery(ctx *fasthttp.RequestCtx, pathKey, pathValue string, mode lookupMode) {

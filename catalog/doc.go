@@ -1,5 +1,5 @@
 // Package catalog keeps Sediment's metadata: sources, query endpoints and
-// access tokens (logflare-compat §1.4, §2.1, §5.1), persisted in one
+// access tokens (docs/compat/logflare.md §5.2, §5.3, §2), persisted in one
 // versioned, checksummed JSON file in the data directory (file.go) and
 // reloaded on restart. Every change keeps the file before it as
 // catalog.json.prev; a damaged file is refused (ErrCorrupt), and

@@ -15,7 +15,7 @@ const (
 	LanguageLQL   = "lql"
 )
 
-// Defaults and bounds of endpoint settings (logflare-compat §2.1).
+// Defaults and bounds of endpoint settings (docs/compat/logflare.md §5.3).
 const (
 	DefaultCacheDurationSeconds       = 3600
 	DefaultProactiveRequeryingSeconds = 1800
@@ -24,8 +24,8 @@ const (
 )
 
 // Endpoint is a saved, parameterised query served at
-// /api/endpoints/query/<token or name> (logflare-compat §2.1). The JSON tags
-// are the catalog file's format.
+// /api/endpoints/query/<token or name> (docs/compat/logflare.md §5.3). The
+// JSON tags are the catalog file's format.
 type Endpoint struct {
 	ID    int64  `json:"id"`
 	Token string `json:"token"` // UUID

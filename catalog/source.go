@@ -13,8 +13,8 @@ import (
 // names and URL path segments).
 const MaxNameBytes = 256
 
-// Source is a named stream of events with its own storage shard (logflare-
-// compat §5.1). The JSON tags are the catalog file's format.
+// Source is a named stream of events with its own storage shard
+// (docs/compat/logflare.md §5.2). The JSON tags are the catalog file's format.
 type Source struct {
 	ID    int64  `json:"id"`
 	Token string `json:"token"` // UUID; the shard id and the id clients ingest with

@@ -9,7 +9,7 @@ import (
 )
 
 // The SQL of the seeded endpoints, written for Sediment's BigQuery dialect
-// (logflare-compat §5.3, supabase-clients §3).
+// (docs/compat/supabase.md §4).
 //
 //go:embed supabase/*.sql
 var supabaseSQL embed.FS

@@ -97,9 +97,10 @@ func TestSupabaseEndpointSettings(t *testing.T) {
 	}
 }
 
-// TestLogsAllSQLShape checks the structure §5.3 fixes: nine CTEs, each over
-// its source with its project filter, the optional time bounds in the
-// COALESCE form, newest first; the default final SELECT.
+// TestLogsAllSQLShape checks the structure docs/compat/supabase.md §4.1
+// gives it: nine CTEs, each over its source with its project filter, the
+// optional time bounds in the COALESCE form, newest first; the default
+// final SELECT.
 func TestLogsAllSQLShape(t *testing.T) {
 	q := mustSQL("logs.all.sql")
 	ctes := regexp.MustCompile(`(?s)(\w+) as \(\s*(.*?)\n\)`).FindAllStringSubmatch(q, -1)
@@ -138,7 +139,7 @@ func TestUsageAPICountsSQLShape(t *testing.T) {
 	for _, must := range []string{
 		"from `cloudflare.logs.prod` as t",
 		// The project is a regular expression on the request URL, and the
-		// window start is counted (logflare-compat §5.3).
+		// window start is counted (docs/compat/supabase.md §4.2).
 		"where regexp_contains(request.url, @project)",
 		"and t.timestamp >= CASE",
 		"countif(regexp_contains(request.path, '/rest')) as total_rest_requests",

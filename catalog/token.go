@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Access token scopes (logflare-compat §1.4).
+// Access token scopes (docs/compat/logflare.md §2.2).
 const (
 	// ScopePublic may ingest into any source (Supabase's public token).
 	ScopePublic = "public"

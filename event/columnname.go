@@ -57,7 +57,7 @@ func hasReservedPrefix(key string) bool {
 }
 
 // BigQueryColumnName renames an object key to BigQuery column rules, as
-// Logflare does at every depth of every event (logflare-compat §1.14):
+// Logflare does at every depth of every event (docs/compat/logflare.md §4.3):
 //
 //   - a safe key ([A-Za-z0-9_] only, no leading digit, no reserved prefix, at
 //     most 128 bytes; also "") is returned unchanged;

@@ -41,7 +41,7 @@ func (o Outcome) String() string {
 }
 
 // Normalize turns one raw event object into an Event by Logflare's ingest
-// rules (logflare-compat §1.5, §1.6, §1.14):
+// rules (docs/compat/logflare.md §4):
 //
 //   - Cleaning: members whose value is null, "", {} or [] are dropped at every
 //     depth, as are such array elements; a container left empty by this is

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TestBigQueryColumnName holds every vector of logflare-compat §1.14.
+// TestBigQueryColumnName holds every example of docs/compat/logflare.md §4.3.
 func TestBigQueryColumnName(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"status-code", "_status_code"},
@@ -29,7 +29,7 @@ func TestBigQueryColumnName(t *testing.T) {
 		{"x_TABLE_y", "x_TABLE_y"},
 		{"", ""},
 		{strings.Repeat("a", 129), "_" + strings.Repeat("a", 128)},
-		// Beyond the reference vectors:
+		// More cases:
 		{strings.Repeat("a", 128), strings.Repeat("a", 128)},
 		{"cf-ray", "_cf_ray"},
 		{"status_code", "status_code"},

@@ -6,7 +6,7 @@ import (
 )
 
 // TimestampMicros converts an event's "timestamp" value to unix microseconds
-// by Logflare's rules (logflare-compat §1.6 step 4). It returns false when the
+// by Logflare's rules (docs/compat/logflare.md §4.6). It returns false when the
 // caller must use "now" instead:
 //
 //   - String: an ISO-8601 date-time with a UTC offset or Z, see

@@ -10,7 +10,7 @@ import (
 )
 
 // apiKey returns the key a request carries, by Logflare's precedence
-// (logflare-compat §1.4): `Authorization: Bearer <key>`, else the
+// (docs/compat/logflare.md §2.1): `Authorization: Bearer <key>`, else the
 // `X-API-KEY` header, else the `api_key` query parameter, else Cloudflare
 // Logpush's `header_X_API_KEY` query parameter. nil when there is none.
 // The slice aliases the request; it is valid during the handler only.

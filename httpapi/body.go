@@ -15,7 +15,7 @@ import (
 // Request bodies. fasthttp runs the handler as soon as a request's headers
 // are in (Server.StreamRequestBody), so a handler checks the key, and the
 // source when the URL names it, before any of the body is read
-// (logflare-compat §1.2: auth before body parsing). Only then does it call
+// (docs/compat/logflare.md §3.2: auth before body parsing). Only then does it call
 // readBody, which holds the body in memory within two bounds:
 // MaxBodyBytes per request (413) and MaxInflightBodyBytes over every request
 // being read or processed at once (429 with Retry-After). Until readBody,

@@ -8,7 +8,7 @@ import (
 )
 
 // The events Vector ships in Supabase self-hosting, one per route, exactly
-// as supabase-clients §1.5 shows them (null values included).
+// as docs/compat/supabase.md §3.3 describes them (null values included).
 var vectorEvents = map[string]string{
 	"cloudflare.logs.prod": `[
 {"appname":"supabase-kong","event_message":"172.18.0.1 - - [10/Jul/2025:12:00:05 +0000] \"POST /functions/v1/hello HTTP/1.1\" 200 44 \"-\" \"supabase-js-node/2.50.0\"","metadata":{"request":{"headers":{"cf_connecting_ip":"172.18.0.1","referer":null,"user_agent":"supabase-js-node/2.50.0"},"method":"POST","path":"/functions/v1/hello","protocol":"HTTP/1.1"},"response":{"status_code":200}},"project":"default","timestamp":"2025-07-10T12:00:05Z"},
@@ -24,9 +24,10 @@ var vectorEvents = map[string]string{
 // serverNow is the clock of the client tests: shortly after the events.
 var serverNow = func() time.Time { return time.Date(2025, 7, 10, 12, 30, 0, 0, time.UTC) }
 
-// TestVectorIngest sends what Vector's http sinks send (supabase-clients
-// §1.3): a JSON array POSTed to /api/logs?source_name=<source> with the
-// public key in x-api-key, and reads every event back.
+// TestVectorIngest sends what Vector's http sinks send
+// (docs/compat/supabase.md §3.1): a JSON array POSTed to
+// /api/logs?source_name=<source> with the public key in x-api-key, and
+// reads every event back.
 func TestVectorIngest(t *testing.T) {
 	ts := startServer(t, serverConfig{opts: Options{Now: serverNow}})
 	for name, body := range vectorEvents {
@@ -211,7 +212,7 @@ func TestGithubWebhook(t *testing.T) {
 }
 
 // TestPinoLogflareRequests replays the requests of logflare-transport-core
-// (supabase-clients §5): the current client ({"batch":[...]} with
+// (docs/compat/supabase.md §6): the current client ({"batch":[...]} with
 // ?source=), the older one (source in the body), and the browser form.
 func TestPinoLogflareRequests(t *testing.T) {
 	ts := startServer(t, serverConfig{opts: Options{Now: serverNow}})

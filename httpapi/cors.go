@@ -3,8 +3,8 @@ package httpapi
 import "github.com/valyala/fasthttp"
 
 // CORS as Logflare sends it: any origin, on the ingest routes /, /json
-// and /browser/reports (logflare-compat §1.7) and on the query endpoint
-// routes (§2.2), with preflight requests answered.
+// and /browser/reports and on the query endpoint routes, with preflight
+// requests answered (docs/compat/logflare.md §1.4).
 const (
 	corsMaxAge           = "1728000"
 	corsIngestMethods    = "POST, OPTIONS"

@@ -1,7 +1,7 @@
 // Package httpapi is Sediment's HTTP API on fasthttp: Logflare's ingest
 // routes, query endpoint routes, management API and health checks
-// (logflare-compat §1, §2.2, §5; supabase-clients for what Vector, Studio
-// and pino-logflare send).
+// (docs/compat/logflare.md; docs/compat/supabase.md for what Vector,
+// Studio and pino-logflare send).
 //
 // Files, one concern each:
 //

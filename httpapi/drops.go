@@ -9,7 +9,7 @@ import (
 )
 
 // DropReason says why ingest dropped events of a request it answered 200
-// (Logflare's status for these cases, logflare-compat §1.7). Nothing is
+// (Logflare's status for these cases, docs/compat/logflare.md §3.8). Nothing is
 // dropped silently: every drop is counted per source and reason, shown by
 // GET /api/sources/:token as "dropped_events", and the first drop of each
 // reason for a source is logged at warn level.

@@ -24,7 +24,7 @@ import (
 const esVersion = "8.17.0"
 
 // esInfo is the body of GET /.
-var esInfo = []byte(`{"name":"sediment","cluster_name":"sediment","cluster_uuid":"sediment-logflare-compatible",` +
+var esInfo = []byte(`{"name":"sediment","cluster_name":"sediment","cluster_uuid":"sediment",` +
 	`"version":{"number":"` + esVersion + `","build_flavor":"default","build_type":"sediment","build_hash":"sediment",` +
 	`"build_date":"2024-12-11T00:00:00.000Z","build_snapshot":false,"lucene_version":"9.12.0",` +
 	`"minimum_wire_compatibility_version":"7.17.0","minimum_index_compatibility_version":"7.0.0"},` +

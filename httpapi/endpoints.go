@@ -7,7 +7,7 @@ import (
 )
 
 // endpointView is an endpoint as the management API shows it (the fields
-// of logflare-compat §5.2).
+// of docs/compat/logflare.md §5.3).
 type endpointView struct {
 	ID                         int64             `json:"id"`
 	Token                      string            `json:"token"`

@@ -8,7 +8,7 @@ import (
 
 // handleHealth answers GET /health: 503 {"status":"coming_up"} until
 // SetReady (in Supabase mode, until seeding is done), then 200
-// {"status":"ok"} (logflare-compat §5.2). Docker's healthcheck polls it.
+// {"status":"ok"} (docs/compat/logflare.md §10). Docker's healthcheck polls it.
 // It reads two flags and nothing else, so that it never waits behind
 // queries or ingest.
 func (s *Server) handleHealth(ctx *fasthttp.RequestCtx) {

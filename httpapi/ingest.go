@@ -28,7 +28,7 @@ func newIngestWorker(maxBody int) *ingestWorker {
 	return &ingestWorker{dec: d}
 }
 
-// handleIngest serves every ingest route (logflare-compat §1.2): the key
+// handleIngest serves every ingest route (docs/compat/logflare.md §3.2): the key
 // (and the source, when the query string or a header names it) is checked
 // before the body is read; then the body is read and decoded, the source
 // chosen, events normalised, filtered and appended; 200
@@ -84,8 +84,8 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 // exist and take the key. It returns the key's token, or nil when the
 // request is to be answered 401.
 //
-// A source named in the body wins over the query string (logflare-compat
-// §1.3), and is checked once the body is read. Logflare would accept a
+// A source named in the body wins over the query string (docs/compat/logflare.md
+// §3.3), and is checked once the body is read. Logflare would accept a
 // request whose query string names an unknown or forbidden source when its
 // body names a good one; here such a request is refused from the headers:
 // the price of never reading bodies of requests we would refuse.
@@ -146,7 +146,7 @@ func (s *Server) appendFailed(ctx *fasthttp.RequestCtx, src *catalog.Source, err
 	}
 }
 
-// selectSource picks the request's source (logflare-compat §1.3). Params
+// selectSource picks the request's source (docs/compat/logflare.md §3.3). Params
 // are the query string merged with the body's top-level members, the body
 // winning as in Phoenix. A name (source_name, alias collection_name) is
 // looked up by name; otherwise a token (source, alias collection, or the

@@ -11,7 +11,7 @@ import (
 )
 
 // collectParams gathers a query endpoint request's parameters, as strings
-// (logflare-compat §2.2, §2.3): the path parameter under pathKey, then the
+// (docs/compat/logflare.md §6.3): the path parameter under pathKey, then the
 // query string, then the body, later sources overriding earlier ones (the
 // body wins, as in Phoenix). The body counts for a POST (JSON, or a form);
 // for a GET only on a sandboxable endpoint when the query string has no

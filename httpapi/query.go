@@ -16,7 +16,7 @@ import (
 // success (with a top-level "warnings" list of strings when the answer
 // misses stored data set aside as damaged), {"error": ...} when the query
 // fails (Logflare answers query
-// failures with 200, logflare-compat §2.4). Implementations must be safe
+// failures with 200, docs/compat/logflare.md §6.6). Implementations must be safe
 // for concurrent use and must honour ctx (it ends at the query timeout,
 // when the client goes away and when the server shuts down). The server
 // bounds how many calls run at once (admission.go).
@@ -56,10 +56,11 @@ const (
 // redactHeader overrides an endpoint's redact_pii per request.
 const redactHeader = "LF-ENDPOINT-REDACT-PII"
 
-// handleEndpointQuery serves the query endpoint routes (logflare-compat
-// §2.2): it finds the endpoint (by token for anyone, by name only for an
-// authenticated caller), checks access (enable_auth false needs no key;
-// otherwise a token with scope private, query or query:endpoint:<id>),
+// handleEndpointQuery serves the query endpoint routes
+// (docs/compat/logflare.md §6.1, §6.2): it finds the endpoint (by token
+// for anyone, by name only for an authenticated caller), checks access
+// (enable_auth false needs no key; otherwise a token with scope private,
+// query or query:endpoint:<id>),
 // collects the parameters and runs the endpoint. Every failure to find or
 // to authorise answers 401 {"error":"Unauthorized"}, never 404.
 func (s *Server) handleEndpointQuery(ctx *fasthttp.RequestCtx, pathKey, pathValue string, mode lookupMode) {

@@ -12,9 +12,9 @@ import (
 
 const logsAllResult = `{"result":[{"endpoint":"logs.all"}]}`
 
-// TestEndpointQueryAuth covers resolution and access (logflare-compat
-// §2.2): by UUID for anyone, by name only when authenticated; public
-// tokens may not query; every failure is 401.
+// TestEndpointQueryAuth covers resolution and access
+// (docs/compat/logflare.md §6.1, §6.2): by UUID for anyone, by name only
+// when authenticated; public tokens may not query; every failure is 401.
 func TestEndpointQueryAuth(t *testing.T) {
 	ts := startServer(t, serverConfig{})
 	logsAll := ts.cat.EndpointByName("logs.all")

@@ -7,7 +7,7 @@ import (
 
 const contentTypeJSON = "application/json; charset=utf-8"
 
-// Fixed response bodies (logflare-compat §1.7, §5.2).
+// Fixed response bodies (docs/compat/logflare.md §1.5, §3.8, §10).
 var (
 	bodyLogged       = []byte(`{"message":"Logged!"}`)
 	bodyUnauthorized = []byte(`{"error":"Unauthorized"}`)

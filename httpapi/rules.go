@@ -12,7 +12,7 @@ import (
 )
 
 // sourceRules are a source's ingest-time rules, compiled once per version
-// of the source (logflare-compat §1.6 steps 7 and 8).
+// of the source (docs/compat/logflare.md §4.8).
 type sourceRules struct {
 	// drop matches events to discard (drop_lql_string); nil drops none.
 	drop *lql.Matcher

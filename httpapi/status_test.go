@@ -15,7 +15,7 @@ import (
 	"github.com/sediment/sediment/engine"
 )
 
-// statusCase is one request and the answer logflare-compat §1.7 gives.
+// statusCase is one request and the answer docs/compat/logflare.md §3.8 gives.
 type statusCase struct {
 	name    string
 	path    string // %s is replaced by the postgres.logs token

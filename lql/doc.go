@@ -1,6 +1,6 @@
 // Package lql parses Logflare Query Language (LQL) search strings, writes
 // them back in canonical form, and translates them to BigQuery-dialect SQL
-// (reference: docs logflare-compat.md §4, and §2.9 for the `lql=` endpoint
+// (docs/compat/logflare.md §9, and §6.9 for the `lql=` endpoint
 // parameter). The in-process evaluator used by drop rules and live tail is
 // lql (match.go); it implements the same semantics as ToSQL.
 //

@@ -16,8 +16,9 @@
 //     f = v`), except `-f:NULL`. Under an array of objects a negation is
 //     per element too: `-m.items.name:x` holds when some item is not named x.
 //   - Numbers compare numerically across integers and floats. A number and
-//     a string compare as text (the string column rule of §4.3). Timestamp
-//     and datetime operands on nested fields compare with ISO-8601 strings.
+//     a string compare as text (the string column rule of
+//     docs/compat/logflare.md §9.4). Timestamp and datetime operands on
+//     nested fields compare with ISO-8601 strings.
 //   - Regular expressions are RE2 (Go's regexp), compiled once; a pattern
 //     that is a plain literal runs as a substring search.
 //

@@ -29,8 +29,9 @@ type Options struct {
 	// Location is the display time zone: timestamps written without an
 	// offset, dates, and shorthands are read in it. Nil means UTC.
 	Location *time.Location
-	// Schema, when set, types every field path (§4.3): unknown paths and
-	// records are errors and values are cast to the column type. Nil means
+	// Schema, when set, types every field path (docs/compat/logflare.md
+	// §9.4): unknown paths and records are errors and values are cast to
+	// the column type. Nil means
 	// best effort: true/false are booleans, then integers, floats, strings.
 	Schema Schema
 }

@@ -10,10 +10,11 @@ import (
 type SQLOptions struct {
 	// Limit appends `LIMIT n` to non-chart queries; 0 means no LIMIT.
 	Limit int
-	// Sandboxed applies §2.9's rules for an endpoint's `lql=` parameter:
-	// without s: rules the columns are the filtered paths, each once and
-	// named like an s: column (`metadata_status`), or just `timestamp` when
-	// there are no filters; rows are not ordered. Otherwise the query is a
+	// Sandboxed applies the rules of docs/compat/logflare.md §6.9 for an
+	// endpoint's `lql=` parameter: without s: rules the columns are the
+	// filtered paths, each once and named like an s: column
+	// (`metadata_status`), or just `timestamp` when there are no filters;
+	// rows are not ordered. Otherwise the query is a
 	// search: default columns timestamp, id, event_message, newest first.
 	Sandboxed bool
 }
@@ -23,7 +24,7 @@ type SQLOptions struct {
 // table's rows are aliased `t`; q.From is not consulted (callers resolve it,
 // see ForSandbox).
 //
-// Translation (§4.2):
+// Translation (docs/compat/logflare.md §9.3):
 //   - word / "phrase"     STRPOS(t.event_message, 'x') > 0
 //   - ~re                 REGEXP_CONTAINS(t.event_message, 're')
 //   - f:v, f:NULL         f = v, f IS NULL
@@ -122,9 +123,10 @@ func ToSQL(q *Query, table string, opts SQLOptions) (string, error) {
 	return b.String(), nil
 }
 
-// ForSandbox translates q for an endpoint's `lql=` parameter (§2.9): the
-// query reads the CTE named by its f:/from: clause, or the endpoint's only
-// CTE. ctes are the endpoint query's CTE names in order.
+// ForSandbox translates q for an endpoint's `lql=` parameter
+// (docs/compat/logflare.md §6.9): the query reads the CTE named by its
+// f:/from: clause, or the endpoint's only CTE. ctes are the endpoint
+// query's CTE names in order.
 func ForSandbox(q *Query, ctes []string) (string, error) {
 	if q == nil {
 		q = &Query{}

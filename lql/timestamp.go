@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// Timestamp values (§4.3): ISO dates and date-times, Unix seconds /
-// milliseconds / microseconds by digit count, ranges `a..b`, brace ranges
-// `2022-04-{07..09}T00:{00..40}:00`, and shorthands relative to the clock in
-// Options.
+// Timestamp values (docs/compat/logflare.md §9.5): ISO dates and
+// date-times, Unix seconds / milliseconds / microseconds by digit count,
+// ranges `a..b`, brace ranges `2022-04-{07..09}T00:{00..40}:00`, and
+// shorthands relative to the clock in Options.
 
 // Supported instants: BigQuery's TIMESTAMP range.
 var (

@@ -9,7 +9,7 @@ import (
 )
 
 // Field clauses: `<path><op><value>`, typed with the schema when there is
-// one (§4.3), best effort otherwise.
+// one (docs/compat/logflare.md §9.4), best effort otherwise.
 
 // rawValue is a field operand as written.
 type rawValue struct {
@@ -272,8 +272,8 @@ func isDateLiteral(s string) bool {
 	return err == nil
 }
 
-// validBare reports the unquoted values §4.1 allows: numbers, ISO dates and
-// date-times, and [A-Za-z0-9_]+ words.
+// validBare reports the unquoted values LQL allows (docs/compat/logflare.md
+// §9.2): numbers, ISO dates and date-times, and [A-Za-z0-9_]+ words.
 func validBare(s string) bool {
 	return isIntText(s) || isDecimalText(s) || isDateLiteral(s) || allNameChars(s)
 }

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// Fixture events, as Vector ships them in self-hosting (supabase-clients
-// §1.5) plus a few platform-shaped ones. Timestamps are within the two
-// hours before fixedNow (2025-07-10T12:30:00Z).
+// Fixture events, as Vector ships them in self-hosting
+// (docs/compat/supabase.md §3.3) plus a few platform-shaped ones.
+// Timestamps are within the two hours before fixedNow
+// (2025-07-10T12:30:00Z).
 
 func edgeEvents() string {
 	type ev struct {

@@ -1,6 +1,6 @@
 // Package ingest decodes the bodies of Logflare-compatible ingest requests
-// into raw event Values, one decoder per route (logflare-compat §1.1–§1.3,
-// §1.5, §1.9–§1.12). It is pure: bytes, content type, content encoding, route
+// into raw event Values, one decoder per route (docs/compat/logflare.md
+// §3.1–§3.7). It is pure: bytes, content type, content encoding, route
 // and headers in; raw events, body parameters and a count of skipped lines
 // out. Normalisation (event.Normalize), source selection, auth and HTTP live
 // elsewhere.

@@ -9,7 +9,7 @@ import (
 func withLen(msg string) string { return strconv.Itoa(len(msg)) + " " + msg }
 
 var (
-	// The example of logflare-compat §1.9.
+	// The example of docs/compat/logflare.md §3.7.
 	phxLine = withLen("<190>1 2020-08-09T13:30:36.316601+00:00 host phx-limit phx-limit-5885669966-287kp - " +
 		"\x1b[36mweb.1  | \x1b[0m13:30:36.314 request_id=Fi1bTf2Gd1O2UxAAABhB [info] Sent 200 in 1ms")
 	routerMsg = `at=info method=GET path="/" host=myapp.herokuapp.com request_id=8601b555-6a83-4c12-8269-97c8e32cdb22 ` +
@@ -26,7 +26,7 @@ func TestDecodeLogplex(t *testing.T) {
 	const lp = "application/logplex-1"
 	runDecodeCases(t, []decodeCase{
 		{
-			name: "logflare-compat §1.9 example", route: RouteLogplex, contentType: lp,
+			name: "logflare.md §3.7 example", route: RouteLogplex, contentType: lp,
 			body: phxLine + "\n",
 			want: `[{"event_message":"web.1  | 13:30:36.314 request_id=Fi1bTf2Gd1O2UxAAABhB [info] Sent 200 in 1ms",` +
 				`"timestamp":"2020-08-09T13:30:36.316601Z","metadata":{"priority":190,"facility":"local7","severity":"info","level":"info",` +

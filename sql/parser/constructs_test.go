@@ -4,8 +4,8 @@ import (
 	"testing"
 )
 
-// constructCases covers every row of the "Constructs the SQL dialect must
-// handle" table of supabase-clients.md. Each query is parsed and one
+// constructCases covers every construct listed in docs/compat/supabase.md §5.6
+// (the SQL Studio writes). Each query is parsed and one
 // expression (or clause) of it is checked: want is the sx rendering of the
 // expression selected by pick, or the Format of a clause that is not an
 // expression.

@@ -63,6 +63,15 @@ type Options struct {
 	// TailWriteTimeout ends a live tail whose client has not accepted a
 	// write for this long (default 60 s).
 	TailWriteTimeout time.Duration
+
+	// Version and Commit describe the running build; /health reports them
+	// when set (see health.go).
+	Version, Commit string
+	// SnapshotDir is where POST /api/admin/snapshot writes snapshots; ""
+	// turns the route off (see snapshot.go). SnapshotFiles are further
+	// files copied into each snapshot when they exist.
+	SnapshotDir   string
+	SnapshotFiles []string
 }
 
 func (o Options) withDefaults() (Options, error) {

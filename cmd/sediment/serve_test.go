@@ -75,6 +75,8 @@ func TestParseServeConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			tc.want.LogFormat = "text"
+			tc.want.SnapshotDir = filepath.Join(tc.want.DataDir, "snapshots")
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v\nwant %+v", got, tc.want)
 			}

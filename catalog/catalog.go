@@ -231,7 +231,10 @@ func decodeState(data []byte) (*state, error) {
 }
 
 // save writes st as the catalog file, atomically and durably.
-func (c *Catalog) save(st *state) error {
+func (c *Catalog) save(st *state) error { return c.saveAs(st, c.path) }
+
+// saveAs writes st as a catalog file at path, atomically and durably.
+func (c *Catalog) saveAs(st *state, path string) error {
 	f := fileData{
 		Format:         FormatLatest,
 		NextSourceID:   st.nextSourceID,
@@ -245,7 +248,7 @@ func (c *Catalog) save(st *state) error {
 	if err != nil {
 		return err
 	}
-	if err := vfs.WriteFileAtomic(c.opts.FS, c.path, append(data, '\n')); err != nil {
+	if err := vfs.WriteFileAtomic(c.opts.FS, path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write catalog: %w", err)
 	}
 	return nil

@@ -58,6 +58,9 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 	}
 
 	src := s.selectSource(ctx, res.Params)
+	if src == nil {
+		s.noteUnknownSource(ctx, res.Params)
+	}
 	if src == nil || !tok.CanIngest(src.ID) {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return

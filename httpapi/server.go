@@ -143,6 +143,11 @@ type Server struct {
 	tails   tailRegistry
 	syslogd syslogRegistry
 
+	// snapshotMu lets one snapshot be written at a time (snapshot.go);
+	// unknownSources remembers the unknown sources ingest was refused for.
+	snapshotMu     sync.Mutex
+	unknownSources unknownSourceLog
+
 	unsubscribe func()
 	shutdown    sync.Once
 	shutdownErr error

@@ -1,0 +1,18 @@
+package catalog
+
+import "path/filepath"
+
+// WriteCopy writes the catalog as it is now to dir/catalog.json, durably,
+// for a snapshot of the data directory, and returns the tokens of the
+// sources it holds (the shards the snapshot should take). dir must exist.
+func (c *Catalog) WriteCopy(dir string) (sourceTokens []string, err error) {
+	st := c.load() // immutable: changes publish a new state
+	if err := c.saveAs(st, filepath.Join(dir, FileName)); err != nil {
+		return nil, err
+	}
+	sourceTokens = make([]string, len(st.sources))
+	for i, s := range st.sources {
+		sourceTokens[i] = s.Token
+	}
+	return sourceTokens, nil
+}

@@ -89,8 +89,8 @@ func flagValueName(f *flag.Flag) string {
 // printFlags writes every flag of fs, sorted by name, each with its value
 // placeholder (none for a boolean flag), its usage, its default (once:
 // not when the usage states it already, nor when it is the zero value)
-// and its environment variable.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
+// and, with env, its environment variable (serve's flags have them).
+func printFlags(w io.Writer, fs *flag.FlagSet, env bool) {
 	var flags []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
 	sort.Slice(flags, func(i, j int) bool { return flags[i].Name < flags[j].Name })
@@ -105,7 +105,9 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 			usage += " (default " + f.DefValue + ")"
 		}
 		fmt.Fprintln(w, "      "+usage)
-		fmt.Fprintln(w, "      env "+flagEnvName(f.Name))
+		if env {
+			fmt.Fprintln(w, "      env "+flagEnvName(f.Name))
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ func probeHealth(args []string, getenv func(string) string, stdout, stderr io.Wr
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: sediment health [--url URL] [--timeout 5s] [--quiet]")
 		fmt.Fprintln(stderr, "Exits 0 when GET /health answers 200 {\"status\":\"ok\"}, 1 otherwise.")
-		printFlags(stderr, fs)
+		printFlags(stderr, fs, false)
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {

@@ -42,7 +42,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Source names are table names: select count(*) from `cloudflare.logs.prod`")
 		fmt.Fprintln(stderr, "A local, read-only tool: the rules endpoints apply to their consumers do not apply")
 		fmt.Fprintln(stderr, "(select * works). Timestamps print as microseconds and UTC.")
-		printFlags(stderr, fl)
+		printFlags(stderr, fl, false)
 	}
 	if err := fl.Parse(args); err != nil {
 		if err == flag.ErrHelp {

@@ -19,7 +19,7 @@ func serveUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "LOGFLARE_PRIVATE_ACCESS_TOKEN; with neither, keys are generated into")
 	fmt.Fprintln(w, "<data-dir>/generated-keys.json.")
 	fmt.Fprintln(w)
-	printFlags(w, fs)
+	printFlags(w, fs, true)
 }
 
 // intRange is the valid range of a numeric flag; 0 is always accepted and

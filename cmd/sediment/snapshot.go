@@ -49,7 +49,7 @@ func snapshotCommand(args []string, getenv func(string) string, stdout, stderr i
 		fmt.Fprintln(stderr, "--snapshot-dir and its path is printed. Restore: stop the server, put a copy of the")
 		fmt.Fprintln(stderr, "snapshot in place of the data directory, start the server.")
 		fmt.Fprintln(stderr)
-		printFlags(stderr, fl)
+		printFlags(stderr, fl, false)
 	}
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

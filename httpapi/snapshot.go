@@ -224,6 +224,9 @@ func (s *Server) handleSnapshot(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	out := filepath.Join(s.opts.SnapshotDir, req.Name)
+	if abs, err := filepath.Abs(out); err == nil {
+		out = abs // the answer names it unambiguously
+	}
 	info, err := WriteSnapshot(s.eng, s.cat, out, SnapshotOptions{Files: s.opts.SnapshotFiles,
 		Version: s.opts.Version, Commit: s.opts.Commit, Now: s.opts.Now})
 	switch {

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
+	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/query/search"
 )
 
@@ -59,25 +60,7 @@ func (s *Server) handleEvent(ctx *fasthttp.RequestCtx, tokenOrName string) {
 	sn := shard.Snapshot()
 	defer sn.Release()
 
-	arrays := map[string]bool{} // paths that hold arrays, from the event's root
-	top := map[string]bool{}
-	for path, f := range sn.Schema().Fields {
-		name, _, _ := strings.Cut(path, ".")
-		top[name] = true
-		if f.Array {
-			arrays[path] = true
-		}
-		for _, ef := range f.ElemFields {
-			if ef.Array {
-				arrays[path+"."+ef.Path] = true
-			}
-		}
-	}
-	names := make([]string, 0, len(top))
-	for n := range top {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names, arrays := eventShape(sn)
 	text, omitted := eventLQL(id, names)
 	qctx, cancel := context.WithTimeout(s.baseCtx, s.opts.QueryTimeout)
 	defer cancel()
@@ -100,23 +83,11 @@ func (s *Server) handleEvent(ctx *fasthttp.RequestCtx, tokenOrName string) {
 		sendError(ctx, fasthttp.StatusOK, strings.TrimSpace(err.Error()))
 		return
 	}
-	var rows []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(res.Events.AppendJSON(nil)))
-	dec.UseNumber() // integers keep every digit
-	if err := dec.Decode(&rows); err != nil {
+	events, err := plainEvents(res.Events.AppendJSON(nil), arrays)
+	if err != nil {
 		s.log.Error("decode an event lookup's rows", "err", err)
 		sendStatic(ctx, fasthttp.StatusInternalServerError, bodyInternal)
 		return
-	}
-	events := make([]map[string]any, 0, len(rows))
-	for _, row := range rows {
-		ev := make(map[string]any, len(row))
-		for k, v := range row {
-			if v != nil { // a field this event does not have
-				ev[k] = plainValue(v, k, arrays)
-			}
-		}
-		events = append(events, ev)
 	}
 	out := map[string]any{"result": events}
 	if len(omitted) > 0 {
@@ -133,7 +104,17 @@ func eventLQL(id string, names []string) (text string, omitted []string) {
 	var b strings.Builder
 	b.WriteString(`id:"`)
 	b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(id))
-	b.WriteString(`" s:timestamp s:id s:event_message`)
+	b.WriteString(`" `)
+	sel, omitted := selectAllLQL(names)
+	b.WriteString(sel)
+	return b.String(), omitted
+}
+
+// selectAllLQL writes s: clauses selecting every top-level field of names,
+// the base ones first. Names LQL cannot write are returned apart.
+func selectAllLQL(names []string) (text string, omitted []string) {
+	var b strings.Builder
+	b.WriteString(`s:timestamp s:id s:event_message`)
 	omitted = []string{}
 	for _, n := range names {
 		switch {
@@ -145,6 +126,54 @@ func eventLQL(id string, names []string) (text string, omitted []string) {
 		}
 	}
 	return b.String(), omitted
+}
+
+// eventShape returns the top-level field names of a snapshot's events,
+// sorted, and the paths (from the event's root) that hold arrays.
+func eventShape(sn *engine.Snapshot) (names []string, arrays map[string]bool) {
+	arrays = map[string]bool{}
+	top := map[string]bool{}
+	for path, f := range sn.Schema().Fields {
+		name, _, _ := strings.Cut(path, ".")
+		top[name] = true
+		if f.Array {
+			arrays[path] = true
+		}
+		for _, ef := range f.ElemFields {
+			if ef.Array {
+				arrays[path+"."+ef.Path] = true
+			}
+		}
+	}
+	names = make([]string, 0, len(top))
+	for n := range top {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, arrays
+}
+
+// plainEvents decodes search rows (a JSON array in BigQuery's shape) into
+// events in their own shape (plainValue); fields an event does not have
+// (null) are left out.
+func plainEvents(rowsJSON []byte, arrays map[string]bool) ([]map[string]any, error) {
+	var rows []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(rowsJSON))
+	dec.UseNumber() // integers keep every digit
+	if err := dec.Decode(&rows); err != nil {
+		return nil, err
+	}
+	events := make([]map[string]any, 0, len(rows))
+	for _, row := range rows {
+		ev := make(map[string]any, len(row))
+		for k, v := range row {
+			if v != nil {
+				ev[k] = plainValue(v, k, arrays)
+			}
+		}
+		events = append(events, ev)
+	}
+	return events, nil
 }
 
 // errTimeout is the message of a query past its deadline, as the search

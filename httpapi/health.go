@@ -8,7 +8,8 @@ import (
 
 // handleHealth answers GET /health: 503 {"status":"coming_up"} until
 // SetReady (in Supabase mode, until seeding is done), then 200
-// {"status":"ok"} (docs/compat/logflare.md §10). Docker's healthcheck polls it.
+// {"status":"ok"} (docs/compat/logflare.md §10), with "version" and "commit"
+// when Options set them. Docker's healthcheck polls it.
 // It reads two flags and nothing else, so that it never waits behind
 // queries or ingest.
 func (s *Server) handleHealth(ctx *fasthttp.RequestCtx) {
@@ -16,7 +17,17 @@ func (s *Server) handleHealth(ctx *fasthttp.RequestCtx) {
 		sendStatic(ctx, fasthttp.StatusServiceUnavailable, bodyComingUp)
 		return
 	}
-	sendStatic(ctx, fasthttp.StatusOK, bodyHealthOK)
+	if s.opts.Version == "" && s.opts.Commit == "" {
+		sendStatic(ctx, fasthttp.StatusOK, bodyHealthOK)
+		return
+	}
+	// Fields besides status are Sediment's; Studio and Docker's healthcheck
+	// read the status (and the code) only.
+	sendJSON(ctx, fasthttp.StatusOK, struct {
+		Status  string `json:"status"`
+		Version string `json:"version,omitempty"`
+		Commit  string `json:"commit,omitempty"`
+	}{"ok", s.opts.Version, s.opts.Commit})
 }
 
 // handleReady answers GET /ready: 503 {"status":"not_ready"} while

@@ -63,6 +63,9 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 	}
 
 	src := s.selectSource(ctx, res.Params)
+	if src == nil {
+		s.noteUnknownSource(ctx, res.Params)
+	}
 	if src == nil || !tok.CanIngest(src.ID) {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return
@@ -95,6 +98,9 @@ func (s *Server) checkIngestHeaders(ctx *fasthttp.RequestCtx) *catalog.AccessTok
 		return nil
 	}
 	if src, named := s.sourceNamedInURL(ctx); named && (src == nil || !tok.CanIngest(src.ID)) {
+		if src == nil {
+			s.noteUnknownSource(ctx, ingest.BodyParams{})
+		}
 		return nil
 	}
 	return tok

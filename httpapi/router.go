@@ -110,6 +110,9 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	if len(path) > 1 {
 		path = strings.TrimSuffix(path, "/")
 	}
+	if s.routeOps(ctx, method, path) {
+		return
+	}
 	get := method == fasthttp.MethodGet || method == fasthttp.MethodHead
 	switch path {
 	case "/":

@@ -19,7 +19,8 @@ import (
 //   - lql: the query (blank matches everything);
 //   - from, to: an inclusive time range, ISO-8601 or unix microseconds (a
 //     date alone as `to` runs to the end of that day);
-//   - limit: events to return, 1 to 10,000 (default 100).
+//   - limit: events to return, 1 to 10,000 (default 100);
+//   - full: true returns whole events, not columns (searchfull.go).
 //
 // The answer is 200 {"result": [events, newest first], "chart": [buckets],
 // "warnings": [...]} ("chart" only when the LQL has c: clauses, "warnings"
@@ -42,6 +43,14 @@ func (s *Server) handleSearch(ctx *fasthttp.RequestCtx, tokenOrName string) {
 	req, err := searchRequest(params)
 	if err != nil {
 		sendError(ctx, fasthttp.StatusBadRequest, err.Error())
+		return
+	}
+	if full, err := fullParam(params); err != nil || full {
+		if err != nil {
+			sendError(ctx, fasthttp.StatusBadRequest, err.Error())
+		} else {
+			s.searchFull(ctx, src, req) // searchfull.go
+		}
 		return
 	}
 	shard, err := s.eng.Shard(src.Token)

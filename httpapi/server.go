@@ -82,6 +82,15 @@ type Options struct {
 	// TailWriteTimeout ends a live tail whose client has not accepted a
 	// write for this long (default 60 s).
 	TailWriteTimeout time.Duration
+
+	// Version and Commit describe the running build; /health reports them
+	// when set (see health.go).
+	Version, Commit string
+	// SnapshotDir is where POST /api/admin/snapshot writes snapshots; ""
+	// turns the route off (see snapshot.go). SnapshotFiles are further
+	// files copied into each snapshot when they exist.
+	SnapshotDir   string
+	SnapshotFiles []string
 }
 
 // DefaultMaxInflightBodyBytes is the default of
@@ -174,6 +183,11 @@ type Server struct {
 	queries *queryGate
 	bodies  byteBudget // bytes of request bodies in flight
 	conns   connTracker
+
+	// snapshotMu lets one snapshot be written at a time (snapshot.go);
+	// unknownSources remembers the unknown sources ingest was refused for.
+	snapshotMu     sync.Mutex
+	unknownSources unknownSourceLog
 
 	unsubscribe func()
 	shutdown    sync.Once

@@ -72,9 +72,10 @@ func (s *Server) listSources(ctx *fasthttp.RequestCtx) {
 	sendJSON(ctx, fasthttp.StatusOK, out)
 }
 
-// lookupSource returns the source of a URL token, answering 404 if none.
+// lookupSource returns the source of a URL token or name, answering 404
+// if none.
 func (s *Server) lookupSource(ctx *fasthttp.RequestCtx, token string) *catalog.Source {
-	src := s.cat.SourceByToken(canonical(token))
+	src := s.sourceByTokenOrName(token)
 	if src == nil {
 		sendStatic(ctx, fasthttp.StatusNotFound, bodyNotFound)
 	}
@@ -128,7 +129,7 @@ func (s *Server) updateSource(ctx *fasthttp.RequestCtx, token string, patch bool
 	if !decodeBody(ctx, &req) {
 		return
 	}
-	src, err := s.cat.UpdateSource(canonical(token), req.params())
+	src, err := s.cat.UpdateSource(s.sourceToken(token), req.params())
 	if err != nil {
 		s.answerChangeError(ctx, err)
 		return
@@ -146,7 +147,7 @@ func (s *Server) deleteSource(ctx *fasthttp.RequestCtx, token string) {
 	if !s.authorizeManagement(ctx) {
 		return
 	}
-	if _, err := s.cat.DeleteSource(canonical(token)); err != nil {
+	if _, err := s.cat.DeleteSource(s.sourceToken(token)); err != nil {
 		s.answerChangeError(ctx, err)
 		return
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/sql"
 	"github.com/sediment/sediment/sql/scan"
@@ -35,12 +36,15 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	repeat := fl.Int("repeat", 1, "run the query this many times (timing; the last result is printed)")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	queryMemory := fl.String("query-memory", "512MiB", "memory the query may hold (joins, sorts, groups, the result); past it the query fails saying so")
+	endpoint := fl.String("endpoint", "", "run the SQL over this query endpoint's CTEs (by name), its @parameters bound by --param")
 	var params paramFlags
 	fl.Var(&params, "param", "bind a parameter, name=value (repeatable)")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sediment query [--data-dir DIR] [--format table|json] [--param name=value] 'SQL'")
+		fmt.Fprintln(stderr, "usage: sediment query [--data-dir DIR] [--format table|json] [--endpoint NAME] [--param name=value] 'SQL'")
 		fmt.Fprintln(stderr, "Source names are table names: select count(*) from `cloudflare.logs.prod`")
-		fl.PrintDefaults()
+		fmt.Fprintln(stderr, "A local, read-only tool: the rules endpoints apply to their consumers do not apply")
+		fmt.Fprintln(stderr, "(select * works). Timestamps print as microseconds and UTC.")
+		printFlags(stderr, fl, false)
 	}
 	if err := fl.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -75,7 +79,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 	svc := endpoints.New(eng, cat, &endpoints.Options{DisableBackground: true, QueryMemory: memLimit, QueryMemorySetting: "--query-memory"})
 	defer svc.Close()
 	if *explain {
-		plan, err := svc.Explain(fl.Arg(0), params.m, *maxRows)
+		plan, err := svc.ExplainLocal(fl.Arg(0), endpoints.LocalOptions{Params: params.m, MaxRows: *maxRows, Endpoint: *endpoint})
 		if err != nil {
 			fmt.Fprintln(stderr, "error:", err)
 			return 1
@@ -105,7 +109,7 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 		// What the answer misses (data set aside as damaged) is listed,
 		// not left out silently.
 		warnings = &scan.Warnings{}
-		res, err = svc.Query(scan.WithWarnings(context.Background(), warnings), fl.Arg(0), params.m, *maxRows)
+		res, err = svc.QueryLocal(scan.WithWarnings(context.Background(), warnings), fl.Arg(0), endpoints.LocalOptions{Params: params.m, MaxRows: *maxRows, Endpoint: *endpoint})
 		if err != nil {
 			fmt.Fprintln(stderr, "error:", err)
 			return 1
@@ -135,12 +139,23 @@ func runQuery(args []string, stdout, stderr io.Writer) int {
 }
 
 // printTable writes a result as aligned columns, one row per line, with
-// values as their JSON text (timestamps as µs, records as JSON).
+// values as their JSON text (records as JSON) and timestamps as
+// microseconds with the UTC time beside them.
 func printTable(w io.Writer, res *sql.Result) {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(res.Names, "\t"))
 	one := &sql.Result{Names: res.Names, Types: res.Types, Cols: res.Cols, Len: res.Len}
 	rows := jsonRows(one)
+	for c, col := range res.Cols {
+		if col.Type != vec.Timestamp {
+			continue
+		}
+		for r := range rows {
+			if !col.IsNull(r) {
+				rows[r][c] += " (" + time.UnixMicro(col.Ints[r]).UTC().Format("2006-01-02T15:04:05.000000Z") + ")"
+			}
+		}
+	}
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}

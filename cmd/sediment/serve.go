@@ -76,6 +76,12 @@ type serveConfig struct {
 	// Limits bound the queries and request bodies clients can hold
 	// (limits.go).
 	Limits httpLimits
+	// LogFormat is the format of the server's log: "text" (slog's
+	// key=value lines) or "json" (one JSON object per line).
+	LogFormat string
+	// SnapshotDir is where online snapshots are written (default
+	// <data-dir>/snapshots; see snapshot.go).
+	SnapshotDir string
 }
 
 // defaultMinFreeDisk is --min-free-disk's default: room, once ingest is
@@ -105,19 +111,11 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sediment serve [flags]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Environment (as Logflare in Supabase self-hosting): LOGFLARE_SUPABASE_MODE,")
-		fmt.Fprintln(stderr, "LOGFLARE_PUBLIC_ACCESS_TOKEN (or LOGFLARE_API_KEY), LOGFLARE_PRIVATE_ACCESS_TOKEN,")
-		fmt.Fprintln(stderr, "LOGFLARE_LOG_LEVEL, PHX_HTTP_PORT. Flags win over the environment.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { serveUsage(stderr, fs) }
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to listen on (default :4000, or :$PHX_HTTP_PORT)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory")
 	ack := fs.String("ack-mode", "sync", "when ingest is acknowledged: sync (after fsync) or buffered (after write; a power loss can lose the last 100ms plus up to two fsyncs)")
-	supabase := fs.Bool("supabase", false, "Supabase mode: seed Supabase's sources and endpoints (as LOGFLARE_SUPABASE_MODE=true)")
+	fs.BoolVar(&cfg.Supabase, "supabase", cfg.Supabase, "Supabase mode: seed Supabase's sources and endpoints (default off, or $LOGFLARE_SUPABASE_MODE)")
 	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (default info, or $LOGFLARE_LOG_LEVEL)")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving this long with /ready at 503 before closing the listener")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM, how long to wait for requests in flight")
@@ -134,6 +132,11 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "rewrite damaged write-ahead logs at startup, dropping only their damaged records (run `sediment fsck` first to see what is lost; the originals are kept in quarantine/)")
 	cfg.Syslog.register(fs)
 	parseLimits := cfg.Limits.register(fs)
+	fs.StringVar(&cfg.LogFormat, "log-format", "text", "format of the server's log on stderr: text (key=value) or json (one object per line)")
+	fs.StringVar(&cfg.SnapshotDir, "snapshot-dir", "", "directory POST /api/admin/snapshot writes snapshots into (default <data-dir>/snapshots)")
+	if err := applyFlagEnv(fs, getenv); err != nil {
+		return cfg, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -147,7 +150,6 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	if cfg.AckMode, err = engine.ParseAckMode(*ack); err != nil {
 		return cfg, err
 	}
-	cfg.Supabase = cfg.Supabase || *supabase
 	if cfg.MemoryLimit, err = parseBytes(*memLimit); err != nil {
 		return cfg, fmt.Errorf("--memory-limit: %w", err)
 	}
@@ -181,8 +183,14 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 		}
 		cfg.ZstdFlush, cfg.ZstdCompact = l[0][0], l[0][1]
 	}
-	if cfg.BlockRows < 0 || cfg.SegmentRows < 0 {
-		return cfg, errors.New("--block-rows and --segment-rows must be positive")
+	if err := checkServeRanges(cfg); err != nil {
+		return cfg, err
+	}
+	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
+		return cfg, fmt.Errorf("--log-format: want text or json, got %q", cfg.LogFormat)
+	}
+	if cfg.SnapshotDir == "" {
+		cfg.SnapshotDir = filepath.Join(cfg.DataDir, "snapshots")
 	}
 	if cfg.MaxEventFields < 0 {
 		return cfg, errors.New("--max-event-fields must be positive")
@@ -231,7 +239,9 @@ func runServe(args []string, _, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sediment serve:", err)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := newLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	b := buildInfo()
+	log.Info("sediment starting", "version", b.Version, "commit", b.Commit, "go", b.GoVersion)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
@@ -240,6 +250,7 @@ func runServe(args []string, _, stderr io.Writer) int {
 		log.Error("start failed", "err", err)
 		return 1
 	}
+	printStartupHints(stderr, cfg, a, log)
 	if cfg.DebugListen != "" {
 		ln, err := startDebugListener(cfg.DebugListen, log)
 		if err != nil {
@@ -302,6 +313,7 @@ type app struct {
 	lock     *os.File
 	srv      *httpapi.Server
 	addr     net.Addr
+	ln       net.Listener
 	serveErr chan error
 	stopped  chan struct{}
 
@@ -368,12 +380,12 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 				"dir", filepath.Join(cfg.DataDir, "sources", sh.ID()))
 		}
 	}
-	if err := setupTokens(cat, cfg, log); err != nil {
-		return nil, err
-	}
 	perQuery, total := queryBudgets(cfg)
 	pool := sql.NewMemoryPool(total, "--query-memory-total")
+	bi := buildInfo()
 	opts := httpapi.Options{Engine: eng, Catalog: cat, Logger: log.With("component", "http"), DrainDelay: cfg.DrainDelay,
+		Version: bi.Version, Commit: bi.Commit,
+		SnapshotDir: cfg.SnapshotDir, SnapshotFiles: []string{filepath.Join(cfg.DataDir, generatedKeysFile)},
 		Search: search.Options{MemoryLimit: perQuery, MemoryLimitSetting: "--query-memory", MemoryPool: pool}}
 	cfg.Limits.apply(&opts, cfg.MemoryLimit)
 	if deps.Runner != nil {
@@ -388,7 +400,13 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	if err != nil {
 		return nil, err
 	}
-	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	// Keys are set up once the address is ours: a server that cannot bind
+	// leaves no generated-keys.json behind.
+	if err := setupTokens(cat, cfg, log); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), ln: ln, serveErr: make(chan error, 1), stopped: make(chan struct{})}
 	idleCtx, stopIdle := context.WithCancel(context.Background())
 	go releaseIdleMemory(idleCtx, eng, 10*time.Second)
 	go func() {
@@ -429,6 +447,9 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 // acknowledged), then flushes and closes the engine.
 func (a *app) shutdown(ctx context.Context) error {
 	herr := a.srv.Shutdown(ctx)
+	// A shutdown that comes before Serve has taken the listener would
+	// leave Serve waiting in Accept: closing it ends Serve either way.
+	_ = a.ln.Close()
 	<-a.stopped
 	if c, ok := a.runner.(interface{ Close() }); ok {
 		c.Close()

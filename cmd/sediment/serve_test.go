@@ -100,6 +100,8 @@ func TestParseServeConfig(t *testing.T) {
 			if !slices.Contains(tc.args, "--min-free-disk") {
 				tc.want.MinFreeDisk = defaultMinFreeDisk
 			}
+			tc.want.LogFormat = "text"
+			tc.want.SnapshotDir = filepath.Join(tc.want.DataDir, "snapshots")
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v\nwant %+v", got, tc.want)
 			}

@@ -121,7 +121,7 @@ func (d *Decoder) Decode(req Request) (Result, error) {
 	kind := classify(req.ContentType, req.Route)
 	syslogRoute := req.Route == RouteLogplex || req.Route == RouteSyslogs
 	if kind == contentUnsupported || syslogRoute != (kind == contentLogplex) {
-		return Result{}, errorf(ErrUnsupportedContentType, "%q on route %s", req.ContentType, req.Route)
+		return Result{}, errorf(ErrUnsupportedContentType, "%q on route %s: send Content-Type: %s", req.ContentType, req.Route, acceptedContentTypes(req.Route))
 	}
 	body, err := d.decomp.decompress(req.Body, req.ContentEncoding, limit)
 	if err != nil {

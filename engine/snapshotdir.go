@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"path/filepath"
+
+	"github.com/sediment/sediment/internal/vfs"
+)
+
+// An on-disk snapshot is a data directory's shards as they were at one
+// moment, written to another directory while the engine keeps running:
+//
+//	<dst>/sources/<source id>/segments/<id>.seg   hard links to sealed segments
+//	<dst>/sources/<source id>/wal/<seq>.wal       copies of sealed log files
+//
+// For each shard, SnapshotTo freezes the head (so every event acknowledged
+// before the call is in a sealed log file or a segment; the log file is
+// synced as it is sealed), then, with flushes held off for an instant,
+// takes the shard's segment list and the log files of its frozen heads
+// from one consistent view: a segment that compaction replaced is never
+// there together with its replacement, and an event is never in both a
+// segment and a log file of the snapshot. Segments are immutable, so a
+// hard link is a copy that costs no space; log files are copied, since
+// nothing but their content is needed. Events that arrive after the
+// freeze are not in the snapshot.
+//
+// Opened as a data directory (engine.Open), a snapshot replays its log
+// files into heads like after a restart; the catalog is the caller's to
+// copy beside it (see httpapi's snapshot route).
+
+// SnapshotDirStats says what SnapshotTo wrote.
+type SnapshotDirStats struct {
+	// Shards is the number of shards written.
+	Shards int
+	// Segments and SegmentBytes count the segment files; SegmentsCopied
+	// those that had to be copied because the destination could not hold
+	// a hard link (another file system).
+	Segments, SegmentsCopied int
+	SegmentBytes             int64
+	// WALFiles and WALBytes count the log files copied.
+	WALFiles int
+	WALBytes int64
+}
+
+// SnapshotTo writes a consistent snapshot of the shards for which include
+// returns true (nil includes all) under dst (see above): dst/sources must
+// not exist yet. On error, what was written is left for the caller to
+// remove.
+func (e *Engine) SnapshotTo(dst string, include func(id string) bool) (SnapshotDirStats, error) {
+	var st SnapshotDirStats
+	if e.opts.ReadOnly {
+		return st, ErrReadOnly
+	}
+	fs := e.opts.FS
+	root := filepath.Join(dst, "sources")
+	if fs.Exists(root) {
+		return st, fmt.Errorf("engine: snapshot: %s exists already", root)
+	}
+	if err := fs.MkdirAll(root); err != nil {
+		return st, err
+	}
+	for _, s := range e.Shards() {
+		if include != nil && !include(s.id) {
+			continue
+		}
+		if err := s.snapshotTo(filepath.Join(root, s.id), &st); err != nil {
+			return st, fmt.Errorf("engine: snapshot of shard %s: %w", s.id, err)
+		}
+		st.Shards++
+	}
+	return st, errors.Join(fs.SyncDir(root), fs.SyncDir(dst))
+}
+
+// snapshotTo writes the shard's sealed segments and sealed log files to
+// dir (see SnapshotTo).
+func (s *Shard) snapshotTo(dir string, st *SnapshotDirStats) error {
+	s.mu.RLock()
+	h := s.head
+	s.mu.RUnlock()
+	h.mu.RLock()
+	rows := h.rows
+	h.mu.RUnlock()
+	if rows > 0 {
+		// Seal the events acknowledged so far into a frozen head whose
+		// log file is synced and closed.
+		if err := s.requestRotate(); err != nil {
+			return err
+		}
+	}
+
+	// One view: no flush may publish a segment and delete log files while
+	// the list of segments and of frozen heads' log files is taken and the
+	// files are opened. The segments are held by reference (not deleted
+	// until released); the open log files stay readable after a flush
+	// removes their names.
+	type walFile struct {
+		name string
+		f    vfs.File
+	}
+	var wals []walFile
+	defer func() {
+		for _, w := range wals {
+			w.f.Close()
+		}
+	}()
+	s.flushMu.Lock()
+	s.mu.RLock()
+	segs := append([]*segRef(nil), s.segs...)
+	for _, sg := range segs {
+		sg.acquire()
+	}
+	frozen := append([]*head(nil), s.frozen...)
+	s.mu.RUnlock()
+	var openErr error
+	for _, fh := range frozen {
+		fh.mu.RLock()
+		first, last := fh.walFirst, fh.walLast
+		fh.mu.RUnlock()
+		for seq := first; seq <= last && openErr == nil; seq++ {
+			name := walName(seq)
+			f, err := s.opts.FS.Open(filepath.Join(s.walDir, name))
+			switch {
+			case err == nil:
+				wals = append(wals, walFile{name, f})
+			case errors.Is(err, iofs.ErrNotExist):
+				// Removed when empty (see openShard).
+			default:
+				openErr = err
+			}
+		}
+	}
+	s.flushMu.Unlock()
+	defer func() {
+		for _, sg := range segs {
+			sg.release()
+		}
+	}()
+	if openErr != nil {
+		return openErr
+	}
+
+	fs := s.opts.FS
+	segDir, walDir := filepath.Join(dir, "segments"), filepath.Join(dir, "wal")
+	if err := fs.MkdirAll(segDir); err != nil {
+		return err
+	}
+	if err := fs.MkdirAll(walDir); err != nil {
+		return err
+	}
+	for _, sg := range segs {
+		copied, err := vfs.LinkOrCopy(fs, sg.path, filepath.Join(segDir, filepath.Base(sg.path)))
+		if err != nil {
+			return fmt.Errorf("segment %d: %w", sg.id, err)
+		}
+		st.Segments++
+		if copied {
+			st.SegmentsCopied++
+		}
+		st.SegmentBytes += sg.r.Size()
+	}
+	for _, w := range wals {
+		if err := vfs.CopyFile(fs, w.f, filepath.Join(walDir, w.name)); err != nil {
+			return fmt.Errorf("log file %s: %w", w.name, err)
+		}
+		size, _ := w.f.Size()
+		st.WALFiles++
+		st.WALBytes += size
+	}
+	return errors.Join(fs.SyncDir(segDir), fs.SyncDir(walDir), fs.SyncDir(dir))
+}

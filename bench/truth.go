@@ -25,9 +25,9 @@ type PeersSpec struct {
 
 // Sizes of the peers suite's answers.
 const (
-	peersNewest  = 100     // Q2: newest events of one project
-	peersRareMax = 1000    // Q5: newest rare events
-	peersTopN    = 10      // Q6: top paths
+	peersNewest  = 100  // Q2: newest events of one project
+	peersRareMax = 1000 // Q5: newest rare events
+	peersTopN    = 10   // Q6: top paths
 	peersQ3Span  = 7 * 24 * time.Hour
 )
 

@@ -19,6 +19,7 @@ const (
 	KindIngest = "ingest"
 	KindQuery  = "query"
 	KindSweep  = "sweep"
+	KindPeers  = "peers"
 )
 
 // Report is one benchmark run, as written for people (WriteTable) and
@@ -33,6 +34,7 @@ type Report struct {
 	Ingest  *IngestResult  `json:"ingest,omitempty"`
 	Query   *QueryBench    `json:"query,omitempty"`
 	Sweep   *SweepReport   `json:"sweep,omitempty"`
+	Peers   *PeersReport   `json:"peers,omitempty"`
 	Config  map[string]any `json:"config,omitempty"`
 	Notes   []string       `json:"notes,omitempty"`
 }
@@ -54,7 +56,7 @@ func ReadReport(path string) (*Report, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	switch r.Kind {
-	case KindIngest, KindQuery, KindSweep:
+	case KindIngest, KindQuery, KindSweep, KindPeers:
 	default:
 		return nil, fmt.Errorf("%s: not a sediment bench report (kind %q)", path, r.Kind)
 	}
@@ -76,13 +78,20 @@ type Metric struct {
 	Unit  string
 	// HigherIsBetter says which way is an improvement.
 	HigherIsBetter bool
+	// Samples are the runs Value summarises (a query's timed runs), for
+	// telling a change from noise; nil for a single measurement.
+	Samples []float64
+	// Exact marks a measurement that does not vary between runs of the
+	// same code on the same data (bytes on disk), so that one run on each
+	// side is enough to call a change.
+	Exact bool
 }
 
 // Metrics flattens the report's measurements.
 func (r *Report) Metrics() []Metric {
 	var out []Metric
 	add := func(name string, v float64, unit string, higher bool) {
-		out = append(out, Metric{name, v, unit, higher})
+		out = append(out, Metric{Name: name, Value: v, Unit: unit, HigherIsBetter: higher})
 	}
 	ingest := func(prefix string, in *IngestResult) {
 		add(prefix+"events_per_s", in.EventsPerS, "events/s", true)
@@ -93,14 +102,14 @@ func (r *Report) Metrics() []Metric {
 			add(prefix+"peak_rss", float64(in.PeakRSSBytes)/(1<<20), "MiB", false)
 		}
 		if in.Disk != nil {
-			add(prefix+"bytes_per_event", in.BytesPerEvent, "B", false)
+			out = append(out, Metric{Name: prefix + "bytes_per_event", Value: in.BytesPerEvent, Unit: "B", Exact: true})
 			add(prefix+"settle", in.Disk.SettleSeconds, "s", false)
 		}
 	}
 	queries := func(prefix string, qs []QueryStats) {
 		for _, q := range qs {
 			if q.Error == "" {
-				add(prefix+q.Name+" median", q.MedianMs, "ms", false)
+				out = append(out, Metric{Name: prefix + q.Name + " median", Value: q.MedianMs, Unit: "ms", Samples: q.SamplesMs})
 				add(prefix+q.Name+" p99", q.P99Ms, "ms", false)
 			}
 		}
@@ -113,6 +122,23 @@ func (r *Report) Metrics() []Metric {
 		if r.Query.PeakRSSBytes > 0 {
 			add("peak_rss", float64(r.Query.PeakRSSBytes)/(1<<20), "MiB", false)
 		}
+	case r.Peers != nil:
+		for _, sv := range r.Peers.Servers {
+			if sv.Error != "" || sv.Ingest == nil {
+				continue
+			}
+			p := sv.Name + ": "
+			queries(p, sv.Queries)
+			add(p+"ingest events_per_s", sv.Ingest.EventsPerS, "events/s", true)
+			add(p+"cpu_s per 1M events, ingest", sv.CPUPerMillion(false), "s", false)
+			add(p+"cpu_s per 1M events, ingest+settle", sv.CPUPerMillion(true), "s", false)
+			out = append(out, Metric{Name: p + "bytes_per_event", Value: sv.BytesPerEvent, Unit: "B", Exact: true})
+			add(p+"peak_rss ingest", float64(sv.PeakRSSIngest)/(1<<20), "MiB", false)
+			add(p+"peak_rss query", float64(sv.PeakRSSQuery)/(1<<20), "MiB", false)
+			if sv.GCQuery != nil {
+				add(p+"gc share of query cpu", 100*sv.GCQuery.Share, "%", false)
+			}
+		}
 	case r.Sweep != nil:
 		for _, s := range r.Sweep.Results {
 			if s.Error != "" {
@@ -120,7 +146,7 @@ func (r *Report) Metrics() []Metric {
 			}
 			p := s.Name + ": "
 			add(p+"events_per_s", s.EventsPerS, "events/s", true)
-			add(p+"bytes_per_event", s.BytesPerEvent, "B", false)
+			out = append(out, Metric{Name: p + "bytes_per_event", Value: s.BytesPerEvent, Unit: "B", Exact: true})
 			add(p+"query_score", s.QueryScoreMs, "ms", false)
 		}
 	}
@@ -155,6 +181,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	case r.Sweep != nil:
 		writeSweepTable(tw, r.Sweep)
+	case r.Peers != nil:
+		writePeersTable(tw, r.Peers)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -177,6 +205,12 @@ func (d DatasetInfo) String() string {
 		d.Start.Format("2006-01-02 15:04:05"), d.End.Format("2006-01-02 15:04:05 MST"))
 	if d.Projects > 0 {
 		s += fmt.Sprintf(", %d projects", d.Projects)
+	}
+	if d.RareEvery > 0 {
+		s += fmt.Sprintf(", a rare token in 1 of %s messages", thousands(float64(d.RareEvery)))
+	}
+	if d.StorageObjects > 0 {
+		s += fmt.Sprintf(", %s storage objects", thousands(float64(d.StorageObjects)))
 	}
 	return s
 }
@@ -245,14 +279,14 @@ func writeSweepTable(w io.Writer, s *SweepReport) {
 	}
 }
 
-// WriteCSV writes the report's main table as CSV: for ingest one row per
-// metric, for queries one row per query, for a sweep one row per setting
+// WriteCSV writes the report's main table as CSV: for ingest and peers one
+// row per metric, for queries one row per query, for a sweep one row per setting
 // (with each query's median as a column).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	switch {
-	case r.Ingest != nil:
+	case r.Ingest != nil, r.Peers != nil:
 		cw.Write([]string{"metric", "value", "unit"})
 		for _, m := range r.Metrics() {
 			cw.Write([]string{m.Name, f(m.Value), m.Unit})

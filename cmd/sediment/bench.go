@@ -364,35 +364,66 @@ func benchCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sediment bench compare [flags] old.json new.json\n\n"+
-			"Prints every metric the two reports share (written by 'sediment bench ... --format json'\n"+
-			"of the same kind) with new/old; changes past --threshold are marked better or worse.")
+		fmt.Fprintln(stderr, "usage: sediment bench compare [flags] old.json[,old2.json...] new.json[,new2.json...]\n\n"+
+			"Prints every metric the reports share (written by 'sediment bench ... --format json' or --save,\n"+
+			"all of one kind) with old, new, new/old, the p-value and the sample counts, and calls a change\n"+
+			"better or worse only when it exceeds the runs' noise, as benchstat does: a query's timed runs\n"+
+			"(or one value per report, when a side lists several reports of repeated runs) are compared\n"+
+			"with the Mann-Whitney U test, and a difference counts when p < --alpha. Sizes on disk do not\n"+
+			"vary between runs and are compared directly. '~' is no significant change; 'too few runs'\n"+
+			"means a side needs more samples (four a side at least) before any change can count.")
 		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
-	threshold := fs.Float64("threshold", 0.05, "relative change below which a metric counts as the same")
+	alpha := fs.Float64("alpha", 0.05, "significance level of the U test")
+	threshold := fs.Float64("threshold", 0, "smallest relative change to call at all (e.g. 0.02 for 2%); decides alone for sizes on disk")
 	if err := fs.Parse(args); err != nil {
 		return usageError("compare", err, stderr)
 	}
 	if fs.NArg() != 2 {
-		return usageError("compare", errors.New("want two report files: old.json new.json"), stderr)
+		return usageError("compare", errors.New("want two sides: old.json[,more.json] new.json[,more.json]"), stderr)
 	}
-	old, err := bench.ReadReport(fs.Arg(0))
+	if !(*alpha > 0 && *alpha < 1) || *threshold < 0 {
+		return usageError("compare", errors.New("--alpha must be in (0, 1) and --threshold not negative"), stderr)
+	}
+	read := func(list string) ([]*bench.Report, error) {
+		var out []*bench.Report
+		for _, path := range strings.Split(list, ",") {
+			if path = strings.TrimSpace(path); path == "" {
+				continue
+			}
+			r, err := bench.ReadReport(path)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	old, err := read(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(stderr, "sediment bench compare:", err)
 		return 1
 	}
-	cur, err := bench.ReadReport(fs.Arg(1))
+	cur, err := read(fs.Arg(1))
 	if err != nil {
 		fmt.Fprintln(stderr, "sediment bench compare:", err)
 		return 1
 	}
-	deltas, err := bench.Compare(old, cur, *threshold)
+	deltas, err := bench.Compare(old, cur, bench.CompareOptions{Alpha: *alpha, Threshold: *threshold})
 	if err != nil {
 		fmt.Fprintln(stderr, "sediment bench compare:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "old: %s, %s\nnew: %s, %s\n\n", old.Date.Format(time.RFC3339), old.Dataset, cur.Date.Format(time.RFC3339), cur.Dataset)
+	side := func(rs []*bench.Report) string {
+		r := rs[len(rs)-1]
+		s := fmt.Sprintf("%s, %s", r.Date.Format(time.RFC3339), r.Dataset)
+		if len(rs) > 1 {
+			s = fmt.Sprintf("%d reports, the last %s", len(rs), s)
+		}
+		return s
+	}
+	fmt.Fprintf(stdout, "old: %s\nnew: %s\n\n", side(old), side(cur))
 	if err := bench.WriteDeltas(stdout, deltas); err != nil {
 		fmt.Fprintln(stderr, "sediment bench compare:", err)
 		return 1

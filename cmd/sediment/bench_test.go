@@ -63,7 +63,7 @@ func TestBenchCommandLine(t *testing.T) {
 		{args: []string{"bench", "query", "--url", "http://127.0.0.1:1"}, code: 2, err: "--url needs --key"},
 		{args: []string{"bench", "sweep", "--goal", "speed"}, code: 2, err: "unknown goal"},
 		{args: []string{"bench", "sweep", "--zstd", "9"}, code: 2, err: "bad zstd levels"},
-		{args: []string{"bench", "compare", "one.json"}, code: 2, err: "want two report files"},
+		{args: []string{"bench", "compare", "one.json"}, code: 2, err: "want two sides"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

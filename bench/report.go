@@ -175,6 +175,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			writeIngestTable(tw, r.Query.Loaded)
 			fmt.Fprintln(tw)
 		}
+		if t := r.Query.Truth; t != nil {
+			fmt.Fprintf(tw, "the %s suite, answers checked against the generator's truth: project %s, windows end %s\n\n",
+				r.Query.Suite, t.Project, t.Now.Format("2006-01-02 15:04:05 MST"))
+		}
 		writeQueryTable(tw, r.Query.Queries, r.Query.Runs)
 		if r.Query.PeakRSSBytes > 0 {
 			fmt.Fprintf(tw, "\npeak RSS of the server while querying:\t%s\n", iec(r.Query.PeakRSSBytes))
@@ -236,13 +240,17 @@ func writeIngestTable(w io.Writer, in *IngestResult) {
 }
 
 func writeQueryTable(w io.Writer, qs []QueryStats, runs int) {
-	fmt.Fprintf(w, "query\tvia\trows\tmedian ms\tp99 ms\t(of %d runs)\n", runs)
+	fmt.Fprintf(w, "query\tvia\trows\tanswer\tmedian ms\tp99 ms\t(of %d runs)\n", runs)
 	for _, q := range qs {
 		if q.Error != "" {
-			fmt.Fprintf(w, "%s\t%s\t-\tFAILED\t\t%s\n", q.Name, q.Via, q.Error)
+			fmt.Fprintf(w, "%s\t%s\t-\t\tFAILED\t\t%s\n", q.Name, q.Via, q.Error)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t\n", q.Name, q.Via, q.Rows, msCell(q.MedianMs), msCell(q.P99Ms))
+		answer := "-"
+		if q.Checked {
+			answer = "right"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t\n", q.Name, q.Via, q.Rows, answer, msCell(q.MedianMs), msCell(q.P99Ms))
 	}
 }
 
@@ -273,9 +281,24 @@ func writeSweepTable(w io.Writer, s *SweepReport) {
 		}
 		fmt.Fprintf(w, "best for %s:\t%s\n", g, s.Results[i].Name)
 	}
+	if s.Best >= 0 {
+		b := s.Results[s.Best]
+		fmt.Fprintf(w, "\nrecommended (%s):\t%s\n", s.Goal, b.Name)
+		fmt.Fprintf(w, "as serve flags:\tsediment serve %s\n", b.Setting.ServeFlags())
+		if b.SegmentRowsUsed > 0 && b.SegmentRowsUsed != b.Setting.SegmentRows {
+			fmt.Fprintf(w, "\t(measured with segments of %s rows, scaled to this sweep's events)\n", thousands(float64(b.SegmentRowsUsed)))
+		}
+	}
+	if s.Truth != nil {
+		fmt.Fprintf(w, "\nanswers checked against the generator's truth (%s suite): %s events, %d rare, %s distinct paths\n",
+			s.Suite, thousands(float64(s.Truth.Events)), s.Truth.Rare, thousands(float64(s.Truth.Paths)))
+	}
 	if s.Best >= 0 && len(s.Results[s.Best].Queries) > 0 {
 		fmt.Fprintf(w, "\nqueries of %s:\n", s.Results[s.Best].Name)
 		writeQueryTable(w, s.Results[s.Best].Queries, s.Results[s.Best].Queries[0].Runs)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "\nnote:\t%s\n", n)
 	}
 }
 
@@ -297,7 +320,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			cw.Write([]string{q.Name, q.Via, strconv.Itoa(q.Rows), strconv.Itoa(q.Runs), f(q.MedianMs), f(q.P99Ms), f(q.MinMs), q.Error})
 		}
 	case r.Sweep != nil:
-		head := []string{"setting", "block_rows", "page_bytes", "zstd_level", "compact_zstd_level", "segment_rows",
+		head := []string{"setting", "block_rows", "page_bytes", "zstd_level", "compact_zstd_level", "segment_rows", "segment_rows_used", "sort_key",
 			"events_per_s", "mb_per_s", "bytes_per_event", "segments", "settle_s", "query_score_ms", "best", "error"}
 		var qnames []string
 		for _, res := range r.Sweep.Results {
@@ -315,7 +338,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		for i, res := range r.Sweep.Results {
 			s := res.Setting
 			row := []string{res.Name, strconv.Itoa(s.BlockRows), strconv.Itoa(s.PageBytes), strconv.Itoa(s.ZstdLevel),
-				strconv.Itoa(s.CompactZstdLevel), strconv.Itoa(s.SegmentRows), f(res.EventsPerS), f(res.MBPerS),
+				strconv.Itoa(s.CompactZstdLevel), strconv.Itoa(s.SegmentRows), strconv.Itoa(res.SegmentRowsUsed), s.SortKey, f(res.EventsPerS), f(res.MBPerS),
 				f(res.BytesPerEvent), strconv.Itoa(res.Disk.Segments), f(res.Disk.SettleSeconds), f(res.QueryScoreMs),
 				strconv.FormatBool(i == r.Sweep.Best), res.Error}
 			med := map[string]float64{}

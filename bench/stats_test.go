@@ -244,7 +244,7 @@ func TestReportFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 || rows[0][len(rows[0])-1] != "q1 median_ms" || rows[1][12] != "true" || rows[2][len(rows[2])-1] != "3" {
+	if len(rows) != 4 || rows[0][len(rows[0])-1] != "q1 median_ms" || rows[1][14] != "true" || rows[2][len(rows[2])-1] != "3" {
 		t.Fatalf("csv %q", rows)
 	}
 

@@ -215,15 +215,15 @@ type SweepResult struct {
 	Name    string  `json:"name"`
 	// SegmentRowsUsed is the segment size the engine got (Setting's,
 	// scaled to the sweep's events; 0: the engine's default).
-	SegmentRowsUsed int `json:"segment_rows_used,omitempty"`
-	Events        int64        `json:"events"`
-	IngestSeconds float64      `json:"ingest_seconds"`
-	EventsPerS    float64      `json:"events_per_s"`
-	MBPerS        float64      `json:"mb_per_s"`
-	Backpressure  int64        `json:"backpressure"` // appends refused and retried
-	Disk          DiskUsage    `json:"disk"`
-	BytesPerEvent float64      `json:"bytes_per_event"`
-	Queries       []QueryStats `json:"queries"`
+	SegmentRowsUsed int          `json:"segment_rows_used,omitempty"`
+	Events          int64        `json:"events"`
+	IngestSeconds   float64      `json:"ingest_seconds"`
+	EventsPerS      float64      `json:"events_per_s"`
+	MBPerS          float64      `json:"mb_per_s"`
+	Backpressure    int64        `json:"backpressure"` // appends refused and retried
+	Disk            DiskUsage    `json:"disk"`
+	BytesPerEvent   float64      `json:"bytes_per_event"`
+	Queries         []QueryStats `json:"queries"`
 	// QueryScoreMs is the geometric mean of the medians of the queries
 	// that succeeded; QueryFailures counts those that did not.
 	QueryScoreMs  float64 `json:"query_score_ms"`

@@ -417,7 +417,7 @@ func benchSweep(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	rep := bench.NewReport(bench.KindSweep, f.dataset)
 	sw, err := bench.RunSweep(ctx, bench.SweepOptions{
-		Dataset:   f.dataset,
+		Dataset:       f.dataset,
 		Settings:      bench.Grid(br, pb, zl, sr, keys...),
 		BatchSize:     *batch,
 		Workers:       *workers,

@@ -3,8 +3,13 @@ package bench
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/sediment/sediment/catalog"
+	"github.com/sediment/sediment/engine"
 )
 
 // smallPeersDataset is the peers data at test size: enough events that
@@ -104,5 +109,62 @@ func TestPeersChecksCatchWrongAnswers(t *testing.T) {
 		if err := q.Check([]Row{{"x": "1"}}); !errors.Is(err, errWrongAnswer) {
 			t.Errorf("%s: check of a row without fields: %v", q.Name, err)
 		}
+	}
+}
+
+// TestSweepPeersSuite: a sweep with the peers suite checks every answer
+// under every setting; settings with a sort key are left out with a note
+// while the engine has none, and given to SortKeySetter when it is set;
+// segment sizes are scaled to the events swept, and a sweep where they
+// made no difference says so.
+func TestSweepPeersSuite(t *testing.T) {
+	ds := smallPeersDataset(3000)
+	ctx := context.Background()
+	settings := Grid([]int{1024}, []int{64 << 10}, [][2]int{{1, 1}}, []int{1 << 20, 4 << 20}, "", "project")
+	o := SweepOptions{Dataset: ds, Settings: settings, BatchSize: 500, Runs: 1, Dir: t.TempDir(), AckMode: engine.AckBuffered,
+		Suite: SuitePeers, SegmentRowsAt: 10_000_000}
+	rep, err := RunSweep(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 || rep.Truth == nil || rep.Truth.Events != 3000 || rep.Best < 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, r := range rep.Results {
+		if r.Error != "" || r.Setting.SortKey != "" || r.QueryFailures != 0 || len(r.Queries) != 6 {
+			t.Fatalf("%s: %+v", r.Name, r)
+		}
+		// 3,000 of 10,000,000 events: 1Mi rows scale to 314.
+		if want := r.Setting.SegmentRows * 3000 / 10_000_000; r.SegmentRowsUsed != want {
+			t.Errorf("%s: segment rows used %d, want %d", r.Name, r.SegmentRowsUsed, want)
+		}
+		for _, q := range r.Queries {
+			if !q.Checked {
+				t.Errorf("%s: %s not checked", r.Name, q.Name)
+			}
+		}
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	for _, want := range []string{"sort key axis skipped (project)", "scaled them by 0.0003", "segment size made no difference"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+
+	var keys []string
+	SortKeySetter = func(_ *engine.Options, cat *catalog.Catalog, key string) error {
+		if cat.SourceByName("cloudflare.logs.prod") == nil {
+			t.Error("the setter got a catalog without the Supabase sources")
+		}
+		keys = append(keys, key)
+		return nil
+	}
+	defer func() { SortKeySetter = nil }()
+	o.Settings = Grid([]int{1024}, []int{64 << 10}, [][2]int{{1, 1}}, nil, "", "project")
+	if rep, err = RunSweep(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 || rep.Results[1].Setting.SortKey != "project" || !slices.Equal(keys, []string{"project"}) {
+		t.Fatalf("with a sort key setter: %d results, keys %v", len(rep.Results), keys)
 	}
 }

@@ -213,8 +213,9 @@ var SortKeySetter func(o *engine.Options, cat *catalog.Catalog, key string) erro
 type SweepResult struct {
 	Setting Setting `json:"setting"`
 	Name    string  `json:"name"`
-	// SegmentRowsUsed is the segment size the engine got (Setting's,
-	// scaled to the sweep's events; 0: the engine's default).
+	// SegmentRowsUsed is the segment size the sweep gave the engine
+	// (Setting's, scaled to the sweep's events; 0: the engine's default).
+	// The engine raises a segment size below one block to one block.
 	SegmentRowsUsed int          `json:"segment_rows_used,omitempty"`
 	Events          int64        `json:"events"`
 	IngestSeconds   float64      `json:"ingest_seconds"`

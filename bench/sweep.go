@@ -396,9 +396,24 @@ func segmentsDiffered(rep *SweepReport) {
 	}
 	for k, segs := range groups {
 		if len(segs) > 1 && slices.Min(segs) == slices.Max(segs) {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: every segment size gave %d segments, so segment size made no difference here; sweep more events, or scale segment sizes down (--segment-rows-at)", k, segs[0]))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: every segment size gave %d segments (about %s rows each, as heads were flushed), so segment size made no difference here: "+
+				"compaction merges only segments below a quarter of the segment size; sweep more events, or larger --segment-rows",
+				k, segs[0], thousands(float64(events(rep, k))/float64(max(segs[0], 1)))))
 		}
 	}
+}
+
+// events returns the events a result with setting k (segment size aside)
+// stored.
+func events(rep *SweepReport, k Setting) int64 {
+	for _, r := range rep.Results {
+		s := r.Setting
+		s.SegmentRows = 0
+		if s == k && r.Error == "" {
+			return r.Disk.Rows
+		}
+	}
+	return 0
 }
 
 // generate produces every batch of ds up front, so that generation is not

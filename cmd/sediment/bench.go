@@ -151,6 +151,20 @@ func (f *benchFlags) peersDefaults() {
 	}
 }
 
+// showPeersDefaults makes the flags' help show the peers suite's data
+// defaults (for `bench peers`, whose suite is always peers).
+func (f *benchFlags) showPeersDefaults() {
+	def := bench.PeersDataset(0, 0)
+	for name, v := range map[string]string{
+		"shape": def.Shape.String(), "sources": "edge", "projects": strconv.Itoa(def.Projects), "span": def.Span.String(),
+		"rare-every": strconv.Itoa(def.RareEvery), "storage-objects": strconv.Itoa(def.StorageObjects),
+	} {
+		if fl := f.fs.Lookup(name); fl != nil {
+			fl.DefValue = v
+		}
+	}
+}
+
 // parse parses args and builds the dataset and progress bar.
 func (f *benchFlags) parse(args []string) error {
 	if err := f.fs.Parse(args); err != nil {
@@ -467,6 +481,7 @@ func benchPeers(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		"share (its runtime metrics), and the ratio of Sediment's figure to VictoriaLogs'.\n"+
 		"Without --victorialogs only Sediment runs.")
 	f.suite = bench.SuitePeers
+	f.showPeersDefaults()
 	vlBin := f.fs.String("victorialogs", "", "the victoria-logs binary to compare with (built from github.com/VictoriaMetrics/VictoriaLogs; see docs/benchmarking.md)")
 	vlArgs := f.fs.String("victorialogs-args", "", "more victoria-logs flags, space-separated")
 	vlLog := f.fs.String("victorialogs-log", "", "write VictoriaLogs' log to this file")

@@ -56,10 +56,11 @@ func StartVictoriaLogs(ctx context.Context, o VLOptions) (*VLServer, error) {
 	c, err := startChild(ctx, "victoria-logs", cmd, o.Log, o.StartTimeout, func(line string) bool {
 		// "... started server at http://127.0.0.1:40549/"
 		_, rest, ok := strings.Cut(line, "started server at http://")
-		if !ok {
+		f := strings.Fields(rest)
+		if !ok || len(f) == 0 {
 			return false
 		}
-		s.URL = "http://" + strings.TrimSuffix(strings.Fields(rest)[0], "/")
+		s.URL = "http://" + strings.TrimSuffix(f[0], "/")
 		return true
 	})
 	if err != nil {

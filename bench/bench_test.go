@@ -29,7 +29,7 @@ func BenchmarkIngestInProcess(b *testing.B) {
 	for _, shape := range []gen.Shape{gen.SelfHosted, gen.Platform} {
 		b.Run("shape="+shape.String(), func(b *testing.B) {
 			ds := Dataset{Shape: shape, Seed: 1, Events: 20_000, End: gen.DefaultStart().Add(24 * time.Hour)}
-			batches := generate(ds, 500, nil)
+			batches, _ := generate(ds, 500, 0, nil)
 			var bodyBytes int64
 			for _, bt := range batches {
 				bodyBytes += int64(len(bt.Body))
@@ -44,7 +44,7 @@ func BenchmarkIngestInProcess(b *testing.B) {
 				}
 				cat, eng := openBenchEngine(b, dir, engine.Options{AckMode: engine.AckBuffered})
 				b.StartTimer()
-				if _, err := ingestInProcess(context.Background(), eng, cat, batches, 2, nil); err != nil {
+				if _, err := ingestInProcess(context.Background(), eng, cat, sourcesOf(ds), batchFeed(context.Background(), ds, 500, batches), 2, nil); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
@@ -66,7 +66,7 @@ func BenchmarkStudioSuite(b *testing.B) {
 	ds := Dataset{Seed: 1, Events: 100_000, End: end}
 	dir := b.TempDir()
 	cat, eng := openBenchEngine(b, dir, engine.Options{AckMode: engine.AckBuffered})
-	if _, err := ingestInProcess(context.Background(), eng, cat, generate(ds, 500, nil), 2, nil); err != nil {
+	if _, err := ingestInProcess(context.Background(), eng, cat, sourcesOf(ds), batchFeed(context.Background(), ds, 500, nil), 2, nil); err != nil {
 		b.Fatal(err)
 	}
 	if err := eng.Close(); err != nil {
@@ -92,11 +92,17 @@ func BenchmarkStudioSuite(b *testing.B) {
 			n := 0
 			for b.Loop() {
 				n++
-				r, _, err := target.Run(context.Background(), q, strconv.Itoa(n))
+				body, _, err := target.Run(context.Background(), q, strconv.Itoa(n))
 				if err != nil {
 					b.Fatal(err)
 				}
-				rows = r
+				b.StopTimer()
+				r, err := target.Rows(q, body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rows = len(r)
+				b.StartTimer()
 			}
 			b.ReportMetric(float64(rows), "rows")
 		})

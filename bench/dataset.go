@@ -84,6 +84,11 @@ type Dataset struct {
 	// the second); Span is the log time the events cover (default 24h).
 	End  time.Time
 	Span time.Duration
+	// RareEvery and StorageObjects are gen.Options' (0: off): a rare
+	// token (gen.DefaultRareToken) in about one edge message in
+	// RareEvery, and storage paths from a fixed set of objects.
+	RareEvery      int
+	StorageObjects int
 }
 
 // WithDefaults returns d with its zero fields set; End becomes now.
@@ -108,11 +113,34 @@ func (d Dataset) Start() time.Time { return d.End.Add(-d.Span) }
 
 // Project is the project the query suite filters on: "default" for the
 // self-hosted shape, else the busiest platform project.
-func (d Dataset) Project() string {
+func (d Dataset) Project() string { return d.ProjectAt(0) }
+
+// ProjectAt returns the project of the given rank (0 is the busiest; rank
+// k has a share of the events proportional to 1/(k+1)); "default" for the
+// self-hosted shape. A rank past the last project is the last one.
+func (d Dataset) ProjectAt(rank int) string {
 	if d.Shape != gen.Platform {
 		return gen.SelfHostedProject
 	}
-	return gen.ProjectRefs(d.Seed, max(d.Projects, 1))[0]
+	refs := gen.ProjectRefs(d.Seed, max(d.Projects, 1))
+	return refs[min(max(rank, 0), len(refs)-1)]
+}
+
+// genOptions are the generator options of source src.
+func (d Dataset) genOptions(src gen.Source, quota int) gen.Options {
+	rate := 1.0
+	if quota > 0 {
+		rate = float64(quota) / d.Span.Seconds()
+	}
+	return gen.Options{
+		Seed:           d.Seed,
+		Start:          d.Start(),
+		Rate:           rate,
+		Projects:       d.Projects,
+		Shape:          d.Shape,
+		RareEvery:      d.RareEvery,
+		StorageObjects: d.StorageObjects,
+	}
 }
 
 // Has reports whether the dataset holds events of src.
@@ -149,7 +177,9 @@ func (d Dataset) quotas() []int {
 type Batch struct {
 	Source gen.Source
 	Events int
-	Body   []byte // a JSON array, Vector's body
+	// Body is a JSON array, Vector's body, or with NDJSON one event per
+	// line (VictoriaLogs' /insert/jsonline).
+	Body []byte
 }
 
 // Producer deals a Dataset out as batches, interleaving the sources in
@@ -162,6 +192,12 @@ type Producer struct {
 	quota   []int
 	emitted []int
 	left    int
+	// NDJSON writes bodies as one event per line instead of a JSON array;
+	// the events are the same.
+	NDJSON bool
+	// OnEvent, when set, is called after every event with its generator
+	// (whose Facts describe it), in the order the events are produced.
+	OnEvent func(g *gen.Generator)
 }
 
 // NewProducer returns a producer of batches of batchSize events (the last
@@ -171,17 +207,7 @@ func (d Dataset) NewProducer(batchSize int) *Producer {
 	p := &Producer{size: max(batchSize, 1), quota: d.quotas(), left: d.Events}
 	p.emitted = make([]int, len(d.Sources))
 	for i, s := range d.Sources {
-		rate := 1.0
-		if p.quota[i] > 0 {
-			rate = float64(p.quota[i]) / d.Span.Seconds()
-		}
-		p.gens = append(p.gens, gen.New(s.Source, gen.Options{
-			Seed:     d.Seed,
-			Start:    d.Start(),
-			Rate:     rate,
-			Projects: d.Projects,
-			Shape:    d.Shape,
-		}))
+		p.gens = append(p.gens, gen.New(s.Source, d.genOptions(s.Source, p.quota[i])))
 		p.srcs = append(p.srcs, s.Source)
 	}
 	return p
@@ -210,7 +236,27 @@ func (p *Producer) Next(dst []byte) (b Batch, ok bool) {
 	n := min(p.size, p.quota[pick]-p.emitted[pick])
 	p.emitted[pick] += n
 	p.left -= n
-	return Batch{Source: p.srcs[pick], Events: n, Body: p.gens[pick].AppendVectorBatch(dst[:0], n)}, true
+	g := p.gens[pick]
+	body := dst[:0]
+	if !p.NDJSON {
+		body = append(body, '[')
+	}
+	for i := range n {
+		if i > 0 && !p.NDJSON {
+			body = append(body, ',')
+		}
+		body = g.AppendEvent(body)
+		if p.NDJSON {
+			body = append(body, '\n')
+		}
+		if p.OnEvent != nil {
+			p.OnEvent(g)
+		}
+	}
+	if !p.NDJSON {
+		body = append(body, ']')
+	}
+	return Batch{Source: p.srcs[pick], Events: n, Body: body}, true
 }
 
 // manifestFile is where a bench run records the dataset it loaded into a
@@ -226,23 +272,29 @@ type manifest struct {
 	Events   int            `json:"events"`
 	Start    time.Time      `json:"start"`
 	End      time.Time      `json:"end"`
+	// Absent from manifests written before these options existed.
+	RareEvery      int `json:"rare_every,omitempty"`
+	StorageObjects int `json:"storage_objects,omitempty"`
 }
 
 // DatasetInfo is a Dataset as reports show it.
 type DatasetInfo struct {
-	Shape    string         `json:"shape"`
-	Seed     int64          `json:"seed"`
-	Sources  map[string]int `json:"sources"`
-	Projects int            `json:"projects,omitempty"`
-	Events   int            `json:"events"`
-	Start    time.Time      `json:"start"`
-	End      time.Time      `json:"end"`
+	Shape          string         `json:"shape"`
+	Seed           int64          `json:"seed"`
+	Sources        map[string]int `json:"sources"`
+	Projects       int            `json:"projects,omitempty"`
+	Events         int            `json:"events"`
+	Start          time.Time      `json:"start"`
+	End            time.Time      `json:"end"`
+	RareEvery      int            `json:"rare_every,omitempty"`
+	StorageObjects int            `json:"storage_objects,omitempty"`
 }
 
 // Info describes d for a report.
 func (d Dataset) Info() DatasetInfo {
 	d = d.WithDefaults()
-	m := DatasetInfo{Shape: d.Shape.String(), Seed: d.Seed, Sources: map[string]int{}, Events: d.Events, Start: d.Start(), End: d.End}
+	m := DatasetInfo{Shape: d.Shape.String(), Seed: d.Seed, Sources: map[string]int{}, Events: d.Events, Start: d.Start(), End: d.End,
+		RareEvery: d.RareEvery, StorageObjects: d.StorageObjects}
 	if d.Shape == gen.Platform {
 		m.Projects = d.Projects
 	}
@@ -255,7 +307,8 @@ func (d Dataset) Info() DatasetInfo {
 // SaveManifest records d in dataDir.
 func SaveManifest(dataDir string, d Dataset) error {
 	d = d.WithDefaults()
-	m := manifest{Shape: d.Shape.String(), Seed: d.Seed, Sources: map[string]int{}, Projects: d.Projects, Events: d.Events, Start: d.Start(), End: d.End}
+	m := manifest{Shape: d.Shape.String(), Seed: d.Seed, Sources: map[string]int{}, Projects: d.Projects, Events: d.Events, Start: d.Start(), End: d.End,
+		RareEvery: d.RareEvery, StorageObjects: d.StorageObjects}
 	for _, s := range d.Sources {
 		m.Sources[s.Source.Name()] = s.Weight
 	}
@@ -284,7 +337,8 @@ func LoadManifest(dataDir string) (d Dataset, ok bool, err error) {
 	if !ok {
 		return d, false, fmt.Errorf("%s: unknown shape %q", manifestFile, m.Shape)
 	}
-	d = Dataset{Shape: shape, Seed: m.Seed, Projects: m.Projects, Events: m.Events, End: m.End, Span: m.End.Sub(m.Start)}
+	d = Dataset{Shape: shape, Seed: m.Seed, Projects: m.Projects, Events: m.Events, End: m.End, Span: m.End.Sub(m.Start),
+		RareEvery: m.RareEvery, StorageObjects: m.StorageObjects}
 	for _, src := range gen.AllSources() {
 		if w := m.Sources[src.Name()]; w > 0 {
 			d.Sources = append(d.Sources, SourceWeight{src, w})

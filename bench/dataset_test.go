@@ -140,7 +140,7 @@ func TestManifestRoundTrip(t *testing.T) {
 		t.Fatalf("empty dir: ok %v err %v", ok, err)
 	}
 	ds := Dataset{Shape: gen.Platform, Seed: 9, Sources: []SourceWeight{{gen.EdgeLogs, 4}, {gen.AuthLogs, 1}}, Projects: 7, Events: 1234,
-		End: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC), Span: 2 * time.Hour}
+		End: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC), Span: 2 * time.Hour, RareEvery: 77, StorageObjects: 99}
 	if err := SaveManifest(dir, ds); err != nil {
 		t.Fatal(err)
 	}
@@ -160,5 +160,46 @@ func TestManifestRoundTrip(t *testing.T) {
 	info, _ := json.Marshal(ds.Info())
 	if !bytes.Contains(info, []byte(`"gotrue.logs.prod":1`)) {
 		t.Fatalf("info %s", info)
+	}
+}
+
+// TestNDJSONBatchesHoldTheSameEvents: a producer writing JSON lines (for
+// VictoriaLogs) deals the same events as one writing Vector's arrays, and
+// reports each event's facts.
+func TestNDJSONBatchesHoldTheSameEvents(t *testing.T) {
+	ds := Dataset{Shape: gen.Platform, Seed: 4, Events: 1500, End: time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC), RareEvery: 10}
+	arrays := ds.NewProducer(400)
+	lines := ds.NewProducer(400)
+	lines.NDJSON = true
+	facts := 0
+	lines.OnEvent = func(g *gen.Generator) {
+		if _, ok := g.Facts(); ok {
+			facts++
+		}
+	}
+	for {
+		a, okA := arrays.Next(nil)
+		l, okL := lines.Next(nil)
+		if okA != okL {
+			t.Fatal("producers ended apart")
+		}
+		if !okA {
+			break
+		}
+		var evs []json.RawMessage
+		if err := json.Unmarshal(a.Body, &evs); err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		for _, ev := range evs {
+			want.Write(ev)
+			want.WriteByte('\n')
+		}
+		if !bytes.Equal(l.Body, want.Bytes()) || l.Events != a.Events {
+			t.Fatalf("JSON lines differ from the array's events")
+		}
+	}
+	if facts != 1500 {
+		t.Fatalf("OnEvent saw %d events with facts, want 1500", facts)
 	}
 }

@@ -1,8 +1,8 @@
 // Package bench measures Sediment end to end: how fast it ingests, how
 // small it stores, how quickly it answers the queries Supabase Studio and
 // Vector's users send, and which storage settings suit a data shape. It
-// drives `sediment bench ingest|query|sweep|compare`; cmd/sediment only
-// parses flags.
+// drives `sediment bench ingest|query|sweep|peers|compare`; cmd/sediment
+// only parses flags.
 //
 // The data come from bench/gen (Supabase's nine log sources, self-hosted or
 // platform shape), seeded and deterministic. A Dataset places them in log
@@ -35,21 +35,39 @@
 // changes every run so that the query, not the cache, is measured (one
 // row measures the cache on purpose).
 //
+// PeersSuite lists issue 14's six queries over platform edge events
+// (PeersDataset: 50 projects, a rare token, bounded storage paths), each
+// with its VictoriaLogs form (LogsQL) and a check of the answer against
+// the generator's truth (ComputeTruth, from gen.Generator.Facts). Only
+// the request is timed; answers are decoded and checked afterwards.
+//
+// # Peers
+//
+// RunPeers sends the same events to Sediment (Logflare API) and to
+// VictoriaLogs (/insert/jsonline, built from its public source and driven
+// only through its HTTP API), one server at a time, and measures each:
+// ingest rate, server CPU (/proc/<pid>/stat), peak RSS while ingesting and
+// while querying, bytes on disk once flushed and merged, the peers
+// suite's times with every answer checked, and Sediment's GC share from
+// its runtime metrics (the debug listener's /debug/runtime-metrics).
+//
 // # Sweep
 //
 // RunSweep ingests the same generated batches into an in-process engine
 // once per Setting (BlockRows, PageBytes, the flush and compaction zstd
-// levels, the segment size compaction merges to), through the server's own
-// decoder and normaliser but without HTTP, then flushes, compacts fully,
-// measures bytes per event and runs the query suite in process. Best names
-// the winning setting for a Goal.
+// levels, the segment size compaction merges to, scaled to the events
+// swept, and a sort key once the engine has one: SortKeySetter), through
+// the server's own decoder and normaliser but without HTTP, then flushes,
+// compacts fully, measures bytes per event and runs a query suite in
+// process. Best names the winning setting for a Goal.
 //
 // # Comparing runs
 //
-// Every report can be written as JSON (WriteJSON) and two reports of the
-// same kind compared metric by metric (Compare); docs/benchmarking.md has
-// the commands, and the benchstat recipe for the Go benchmarks next to the
-// code:
+// Every report can be written as JSON (WriteJSON) and reports of the same
+// kind compared metric by metric (Compare), a change counting only when
+// the Mann-Whitney U test over the runs says it exceeds their noise, as
+// benchstat does; docs/benchmarking.md has the commands, and the
+// benchstat recipe for the Go benchmarks next to the code:
 //
 //	go test -run '^$' -bench . -count 6 ./engine/... | tee old.txt
 //	# change the code

@@ -293,3 +293,29 @@ func TestRunSweep(t *testing.T) {
 		t.Fatalf("best %d", rep.Best)
 	}
 }
+
+// TestIngestJSONLines: VictoriaLogs gets the events as JSON lines on
+// /insert/jsonline with its field arguments, and a content type that is
+// not a form (Go's form parsing would read the body first).
+func TestIngestJSONLines(t *testing.T) {
+	var lines atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.URL.Path != "/insert/jsonline" || q.Get("_stream_fields") != "project" || q.Get("_time_field") != "timestamp" ||
+			q.Get("_msg_field") != "event_message" || r.Header.Get("Content-Type") != "application/stream+json" || r.Header.Get("X-Api-Key") != "" {
+			t.Errorf("request %s %v", r.URL, r.Header)
+		}
+		body, _ := io.ReadAll(r.Body)
+		for _, l := range strings.Split(strings.TrimSuffix(string(body), "\n"), "\n") {
+			if !strings.HasPrefix(l, "{") || !strings.HasSuffix(l, "}") {
+				t.Errorf("line %q", l)
+			}
+			lines.Add(1)
+		}
+	}))
+	defer srv.Close()
+	res, err := IngestHTTP(context.Background(), smallPeersDataset(1200), IngestOptions{URL: srv.URL, Protocol: VictoriaLogsJSONLine, Connections: 2, BatchSize: 500})
+	if err != nil || res.Events != 1200 || res.Requests != 3 || lines.Load() != 1200 {
+		t.Fatalf("%+v %v, %d lines", res, err, lines.Load())
+	}
+}

@@ -13,9 +13,29 @@ import (
 	"time"
 )
 
+// Protocol is how IngestHTTP sends events.
+type Protocol int
+
+const (
+	// LogflareAPI is Vector's way: POST /api/logs?source_name=<source>
+	// with x-api-key and a JSON array body.
+	LogflareAPI Protocol = iota
+	// VictoriaLogsJSONLine is VictoriaLogs' JSON lines API: POST
+	// /insert/jsonline with one event per line, the project as the stream,
+	// timestamp as the time field and event_message as the message.
+	VictoriaLogsJSONLine
+)
+
+// vlInsertPath is VictoriaLogs' JSON lines ingest route with the fields
+// it needs to know: the project is the log stream (as a sort key is for
+// Sediment), timestamp the time, event_message the message.
+const vlInsertPath = "/insert/jsonline?_stream_fields=project&_time_field=timestamp&_msg_field=event_message"
+
 // IngestOptions configure IngestHTTP.
 type IngestOptions struct {
-	URL         string // the server, e.g. http://127.0.0.1:4000
+	URL string // the server, e.g. http://127.0.0.1:4000
+	// Protocol is how events are sent (default LogflareAPI).
+	Protocol    Protocol
 	Key         string // an access token that may ingest (x-api-key)
 	Connections int    // concurrent keep-alive connections (default 4)
 	BatchSize   int    // events per request (default 500)
@@ -45,8 +65,9 @@ type IngestResult struct {
 }
 
 // IngestHTTP sends every event of ds to a server as Vector does: POST
-// /api/logs?source_name=<source> with x-api-key and a JSON array body, over
-// Connections connections at once. One goroutine generates the batches
+// /api/logs?source_name=<source> with x-api-key and a JSON array body (or,
+// for VictoriaLogs, as JSON lines to /insert/jsonline), over Connections
+// connections at once. One goroutine generates the batches
 // (so the data do not depend on the number of connections) a little ahead
 // of the senders. A 429 or 503 answer is retried after a back-off (and
 // counted); any other non-200 answer stops the run with an error.
@@ -82,6 +103,7 @@ func IngestHTTP(ctx context.Context, ds Dataset, o IngestOptions) (*IngestResult
 	go func() {
 		defer close(work)
 		p := ds.NewProducer(o.BatchSize)
+		p.NDJSON = o.Protocol == VictoriaLogsJSONLine
 		for {
 			var buf []byte
 			select {
@@ -158,14 +180,23 @@ func IngestHTTP(ctx context.Context, ds Dataset, o IngestOptions) (*IngestResult
 // refused before it.
 func postBatch(ctx context.Context, client *http.Client, o IngestOptions, b Batch) (time.Duration, int, error) {
 	u := o.URL + "/api/logs?source_name=" + url.QueryEscape(b.Source.Name())
+	if o.Protocol == VictoriaLogsJSONLine {
+		u = o.URL + vlInsertPath
+	}
 	wait := 10 * time.Millisecond
 	for tries := 0; ; tries++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(b.Body))
 		if err != nil {
 			return 0, tries, err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Api-Key", o.Key)
+		if o.Protocol == VictoriaLogsJSONLine {
+			// Not a form content type: Go's form parsing would read (and
+			// cap at 10 MB) the body before VictoriaLogs sees it.
+			req.Header.Set("Content-Type", "application/stream+json")
+		} else {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Api-Key", o.Key)
+		}
 		t0 := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
@@ -178,7 +209,7 @@ func postBatch(ctx context.Context, client *http.Client, o IngestOptions, b Batc
 			return 0, tries, err
 		}
 		switch resp.StatusCode {
-		case http.StatusOK:
+		case http.StatusOK, http.StatusNoContent:
 			return d, tries, nil
 		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			select {

@@ -2,10 +2,10 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,10 +19,14 @@ import (
 // Target runs the queries of a suite: over HTTP against a server, or in
 // process against an endpoints.Service.
 type Target interface {
-	// Run runs q once and returns how many result rows it gave and how it
-	// was sent (e.g. "logs.all lql=" or "search API"). nonce differs on
-	// every call; it goes into a query with BustCache.
-	Run(ctx context.Context, q Query, nonce string) (rows int, via string, err error)
+	// Run runs q once and returns the answer's body as the server sent it
+	// and how it was sent (e.g. "logs.all sql=" or "search API"). nonce
+	// differs on every call; it goes into a query with BustCache. Run is
+	// what is timed: sending, the server's work, reading the whole answer.
+	Run(ctx context.Context, q Query, nonce string) (body []byte, via string, err error)
+	// Rows decodes an answer of q into rows (not timed), or returns the
+	// error the server answered with.
+	Rows(q Query, body []byte) ([]Row, error)
 }
 
 // bustParam is the parameter that defeats an endpoint's result cache: every
@@ -46,22 +50,31 @@ func NewHTTPTarget(baseURL, key string) *HTTPTarget {
 	return &HTTPTarget{URL: baseURL, Key: key, Client: &http.Client{Timeout: 5 * time.Minute}}
 }
 
-// Run implements Target.
-func (t *HTTPTarget) Run(ctx context.Context, q Query, nonce string) (int, string, error) {
+// Run implements Target: ad-hoc SQL through GET /api/query, LQL searches
+// through the source search API (or logs.all lql= on a server without
+// one), the rest through the query endpoint.
+func (t *HTTPTarget) Run(ctx context.Context, q Query, nonce string) ([]byte, string, error) {
+	if q.SQL != "" {
+		const via = "/api/query sql="
+		status, body, err := t.get(ctx, t.URL+"/api/query?"+url.Values{"sql": {q.SQL}}.Encode())
+		if err == nil && status != http.StatusOK {
+			err = fmt.Errorf("HTTP %d: %s", status, snippet(body))
+		}
+		return body, via, err
+	}
 	if q.Search != nil && t.searchAPI.Load() >= 0 {
 		v := url.Values{"lql": {q.Search.LQL}, "from": {isoMillis(q.Search.Start)}, "to": {isoMillis(q.Search.End)}, "limit": {"100"}}
 		u := t.URL + "/api/sources/" + url.PathEscape(q.Search.Source) + "/search?" + v.Encode()
 		status, body, err := t.get(ctx, u)
 		if err != nil {
-			return 0, "", err
+			return nil, "", err
 		}
 		if status != http.StatusNotFound || t.searchAPI.Load() > 0 {
 			t.searchAPI.Store(1)
 			if status != http.StatusOK {
-				return 0, "search API", fmt.Errorf("search API: HTTP %d: %s", status, snippet(body))
+				return body, "search API", fmt.Errorf("search API: HTTP %d: %s", status, snippet(body))
 			}
-			n, err := countResult(body)
-			return n, "search API", err
+			return body, "search API", nil
 		}
 		t.searchAPI.Store(-1)
 	}
@@ -74,15 +87,17 @@ func (t *HTTPTarget) Run(ctx context.Context, q Query, nonce string) (int, strin
 	}
 	status, body, err := t.get(ctx, t.URL+"/api/endpoints/query/"+url.PathEscape(q.Endpoint)+"?"+v.Encode())
 	if err != nil {
-		return 0, "", err
+		return nil, "", err
 	}
 	via := via(q)
 	if status != http.StatusOK {
-		return 0, via, fmt.Errorf("HTTP %d: %s", status, snippet(body))
+		return body, via, fmt.Errorf("HTTP %d: %s", status, snippet(body))
 	}
-	n, err := countResult(body)
-	return n, via, err
+	return body, via, nil
 }
+
+// Rows implements Target: Logflare's {"result": [...]} or {"error": ...}.
+func (t *HTTPTarget) Rows(_ Query, body []byte) ([]Row, error) { return logflareRows(body) }
 
 func (t *HTTPTarget) get(ctx context.Context, u string) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -107,12 +122,16 @@ type ServiceTarget struct {
 	Catalog *catalog.Catalog
 }
 
-// Run implements Target. LQL searches go through logs.all (the search API
-// is an HTTP route).
-func (t *ServiceTarget) Run(ctx context.Context, q Query, nonce string) (int, string, error) {
+// Run implements Target: ad-hoc SQL as GET /api/query runs it, LQL
+// searches through logs.all (the search API is an HTTP route), the rest
+// through the endpoint.
+func (t *ServiceTarget) Run(ctx context.Context, q Query, nonce string) ([]byte, string, error) {
+	if q.SQL != "" {
+		return t.Service.RunSQL(ctx, q.SQL), "sql", nil
+	}
 	ep := t.Catalog.EndpointByName(q.Endpoint)
 	if ep == nil {
-		return 0, "", fmt.Errorf("no endpoint %q", q.Endpoint)
+		return nil, "", fmt.Errorf("no endpoint %q", q.Endpoint)
 	}
 	params := make(map[string]string, len(q.Params)+2)
 	for k, v := range q.Params {
@@ -122,9 +141,11 @@ func (t *ServiceTarget) Run(ctx context.Context, q Query, nonce string) (int, st
 	if q.BustCache {
 		params[bustParam] = nonce
 	}
-	n, err := countResult(t.Service.RunEndpoint(ctx, ep, params, false))
-	return n, via(q), err
+	return t.Service.RunEndpoint(ctx, ep, params, false), via(q), nil
 }
+
+// Rows implements Target.
+func (t *ServiceTarget) Rows(_ Query, body []byte) ([]Row, error) { return logflareRows(body) }
 
 func via(q Query) string {
 	switch {
@@ -134,25 +155,6 @@ func via(q Query) string {
 		return q.Endpoint + " sql="
 	}
 	return q.Endpoint
-}
-
-// countResult reads Logflare's answer: {"result": [...]} or {"error": ...}
-// (sent with HTTP 200).
-func countResult(body []byte) (int, error) {
-	var r struct {
-		Result []json.RawMessage `json:"result"`
-		Error  json.RawMessage   `json:"error"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return 0, fmt.Errorf("answer is not JSON: %s", snippet(body))
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return 0, fmt.Errorf("query error: %s", snippet(r.Error))
-	}
-	if r.Result == nil {
-		return 0, fmt.Errorf("answer has no result: %s", snippet(body))
-	}
-	return len(r.Result), nil
 }
 
 func snippet(b []byte) string {
@@ -172,13 +174,22 @@ type QueryStats struct {
 	MedianMs float64 `json:"median_ms"`
 	P99Ms    float64 `json:"p99_ms"`
 	MinMs    float64 `json:"min_ms"`
-	Error    string  `json:"error,omitempty"`
+	// SamplesMs are the timed runs in the order they ran (the warm-up run
+	// excluded), for comparisons that weigh a change against the noise.
+	SamplesMs []float64 `json:"samples_ms,omitempty"`
+	// Checked says every answer (the warm-up's included) was compared with
+	// the generator's truth and was right.
+	Checked bool   `json:"checked,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // RunQueries runs every query of suite once to warm up, then runs times,
-// one query at a time, and returns each query's median and p99. A query
-// that fails is reported with its error and not timed; the others go on.
-// The error returned is the context's, or one naming the failed queries.
+// one query at a time, and returns each query's median and p99. Only the
+// request is timed; decoding the answer and checking it against the truth
+// (for queries with a Check) follow untimed. A query that fails, or whose
+// answer is wrong, is reported with its error and not timed; the others
+// go on. The error returned is the context's, or one naming the failed
+// queries.
 func RunQueries(ctx context.Context, t Target, suite []Query, runs int, p *Progress) ([]QueryStats, error) {
 	runs = max(runs, 1)
 	out := make([]QueryStats, 0, len(suite))
@@ -187,31 +198,42 @@ func RunQueries(ctx context.Context, t Target, suite []Query, runs int, p *Progr
 	nonce := strconv.FormatInt(time.Now().UnixNano(), 36)
 	var failed []string
 	for qi, q := range suite {
-		st := QueryStats{Name: q.Name, Runs: runs}
+		st := QueryStats{Name: q.Name, Runs: runs, Checked: q.Check != nil}
 		times := make([]time.Duration, 0, runs)
 		for r := 0; r <= runs; r++ {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
 			t0 := time.Now()
-			rows, via, err := t.Run(ctx, q, nonce+"-"+strconv.Itoa(qi)+"-"+strconv.Itoa(r))
+			body, via, err := t.Run(ctx, q, nonce+"-"+strconv.Itoa(qi)+"-"+strconv.Itoa(r))
 			d := time.Since(t0)
 			p.Add(1)
 			st.Via = via
+			var rows []Row
+			if err == nil {
+				rows, err = t.Rows(q, body)
+			}
+			if err == nil && q.Check != nil {
+				err = q.Check(rows)
+			}
 			if err != nil {
 				st.Error = err.Error()
 				p.Add(int64(runs - r))
 				break
 			}
-			st.Rows = rows
+			st.Rows = len(rows)
 			if r > 0 { // run 0 warms up
 				times = append(times, d)
 			}
 		}
 		if st.Error != "" {
 			failed = append(failed, q.Name)
-			st.Runs = 0
+			st.Runs, st.Checked = 0, false
 		} else {
+			st.SamplesMs = make([]float64, len(times))
+			for i, d := range times {
+				st.SamplesMs[i] = math.Round(ms(d)*1000) / 1000
+			}
 			st.MinMs = ms(Percentile(times, 0))
 			st.MedianMs = ms(Median(times))
 			st.P99Ms = ms(Percentile(times, 99))

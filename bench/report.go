@@ -19,6 +19,7 @@ const (
 	KindIngest = "ingest"
 	KindQuery  = "query"
 	KindSweep  = "sweep"
+	KindPeers  = "peers"
 )
 
 // Report is one benchmark run, as written for people (WriteTable) and
@@ -33,6 +34,7 @@ type Report struct {
 	Ingest  *IngestResult  `json:"ingest,omitempty"`
 	Query   *QueryBench    `json:"query,omitempty"`
 	Sweep   *SweepReport   `json:"sweep,omitempty"`
+	Peers   *PeersReport   `json:"peers,omitempty"`
 	Config  map[string]any `json:"config,omitempty"`
 	Notes   []string       `json:"notes,omitempty"`
 }
@@ -54,7 +56,7 @@ func ReadReport(path string) (*Report, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	switch r.Kind {
-	case KindIngest, KindQuery, KindSweep:
+	case KindIngest, KindQuery, KindSweep, KindPeers:
 	default:
 		return nil, fmt.Errorf("%s: not a sediment bench report (kind %q)", path, r.Kind)
 	}
@@ -76,13 +78,20 @@ type Metric struct {
 	Unit  string
 	// HigherIsBetter says which way is an improvement.
 	HigherIsBetter bool
+	// Samples are the runs Value summarises (a query's timed runs), for
+	// telling a change from noise; nil for a single measurement.
+	Samples []float64
+	// Exact marks a measurement that does not vary between runs of the
+	// same code on the same data (bytes on disk), so that one run on each
+	// side is enough to call a change.
+	Exact bool
 }
 
 // Metrics flattens the report's measurements.
 func (r *Report) Metrics() []Metric {
 	var out []Metric
 	add := func(name string, v float64, unit string, higher bool) {
-		out = append(out, Metric{name, v, unit, higher})
+		out = append(out, Metric{Name: name, Value: v, Unit: unit, HigherIsBetter: higher})
 	}
 	ingest := func(prefix string, in *IngestResult) {
 		add(prefix+"events_per_s", in.EventsPerS, "events/s", true)
@@ -93,14 +102,14 @@ func (r *Report) Metrics() []Metric {
 			add(prefix+"peak_rss", float64(in.PeakRSSBytes)/(1<<20), "MiB", false)
 		}
 		if in.Disk != nil {
-			add(prefix+"bytes_per_event", in.BytesPerEvent, "B", false)
+			out = append(out, Metric{Name: prefix + "bytes_per_event", Value: in.BytesPerEvent, Unit: "B", Exact: true})
 			add(prefix+"settle", in.Disk.SettleSeconds, "s", false)
 		}
 	}
 	queries := func(prefix string, qs []QueryStats) {
 		for _, q := range qs {
 			if q.Error == "" {
-				add(prefix+q.Name+" median", q.MedianMs, "ms", false)
+				out = append(out, Metric{Name: prefix + q.Name + " median", Value: q.MedianMs, Unit: "ms", Samples: q.SamplesMs})
 				add(prefix+q.Name+" p99", q.P99Ms, "ms", false)
 			}
 		}
@@ -113,6 +122,23 @@ func (r *Report) Metrics() []Metric {
 		if r.Query.PeakRSSBytes > 0 {
 			add("peak_rss", float64(r.Query.PeakRSSBytes)/(1<<20), "MiB", false)
 		}
+	case r.Peers != nil:
+		for _, sv := range r.Peers.Servers {
+			if sv.Error != "" || sv.Ingest == nil {
+				continue
+			}
+			p := sv.Name + ": "
+			queries(p, sv.Queries)
+			add(p+"ingest events_per_s", sv.Ingest.EventsPerS, "events/s", true)
+			add(p+"cpu_s per 1M events, ingest", sv.CPUPerMillion(false), "s", false)
+			add(p+"cpu_s per 1M events, ingest+settle", sv.CPUPerMillion(true), "s", false)
+			out = append(out, Metric{Name: p + "bytes_per_event", Value: sv.BytesPerEvent, Unit: "B", Exact: true})
+			add(p+"peak_rss ingest", float64(sv.PeakRSSIngest)/(1<<20), "MiB", false)
+			add(p+"peak_rss query", float64(sv.PeakRSSQuery)/(1<<20), "MiB", false)
+			if sv.GCQuery != nil {
+				add(p+"gc share of query cpu", 100*sv.GCQuery.Share, "%", false)
+			}
+		}
 	case r.Sweep != nil:
 		for _, s := range r.Sweep.Results {
 			if s.Error != "" {
@@ -120,7 +146,7 @@ func (r *Report) Metrics() []Metric {
 			}
 			p := s.Name + ": "
 			add(p+"events_per_s", s.EventsPerS, "events/s", true)
-			add(p+"bytes_per_event", s.BytesPerEvent, "B", false)
+			out = append(out, Metric{Name: p + "bytes_per_event", Value: s.BytesPerEvent, Unit: "B", Exact: true})
 			add(p+"query_score", s.QueryScoreMs, "ms", false)
 		}
 	}
@@ -149,12 +175,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 			writeIngestTable(tw, r.Query.Loaded)
 			fmt.Fprintln(tw)
 		}
+		if t := r.Query.Truth; t != nil {
+			fmt.Fprintf(tw, "the %s suite, answers checked against the generator's truth: project %s, windows end %s\n\n",
+				r.Query.Suite, t.Project, t.Now.Format("2006-01-02 15:04:05 MST"))
+		}
 		writeQueryTable(tw, r.Query.Queries, r.Query.Runs)
 		if r.Query.PeakRSSBytes > 0 {
 			fmt.Fprintf(tw, "\npeak RSS of the server while querying:\t%s\n", iec(r.Query.PeakRSSBytes))
 		}
 	case r.Sweep != nil:
 		writeSweepTable(tw, r.Sweep)
+	case r.Peers != nil:
+		writePeersTable(tw, r.Peers)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -177,6 +209,12 @@ func (d DatasetInfo) String() string {
 		d.Start.Format("2006-01-02 15:04:05"), d.End.Format("2006-01-02 15:04:05 MST"))
 	if d.Projects > 0 {
 		s += fmt.Sprintf(", %d projects", d.Projects)
+	}
+	if d.RareEvery > 0 {
+		s += fmt.Sprintf(", a rare token in 1 of %s messages", thousands(float64(d.RareEvery)))
+	}
+	if d.StorageObjects > 0 {
+		s += fmt.Sprintf(", %s storage objects", thousands(float64(d.StorageObjects)))
 	}
 	return s
 }
@@ -202,13 +240,17 @@ func writeIngestTable(w io.Writer, in *IngestResult) {
 }
 
 func writeQueryTable(w io.Writer, qs []QueryStats, runs int) {
-	fmt.Fprintf(w, "query\tvia\trows\tmedian ms\tp99 ms\t(of %d runs)\n", runs)
+	fmt.Fprintf(w, "query\tvia\trows\tanswer\tmedian ms\tp99 ms\t(of %d runs)\n", runs)
 	for _, q := range qs {
 		if q.Error != "" {
-			fmt.Fprintf(w, "%s\t%s\t-\tFAILED\t\t%s\n", q.Name, q.Via, q.Error)
+			fmt.Fprintf(w, "%s\t%s\t-\t\tFAILED\t\t%s\n", q.Name, q.Via, q.Error)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t\n", q.Name, q.Via, q.Rows, msCell(q.MedianMs), msCell(q.P99Ms))
+		answer := "-"
+		if q.Checked {
+			answer = "right"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t\n", q.Name, q.Via, q.Rows, answer, msCell(q.MedianMs), msCell(q.P99Ms))
 	}
 }
 
@@ -239,20 +281,35 @@ func writeSweepTable(w io.Writer, s *SweepReport) {
 		}
 		fmt.Fprintf(w, "best for %s:\t%s\n", g, s.Results[i].Name)
 	}
+	if s.Best >= 0 {
+		b := s.Results[s.Best]
+		fmt.Fprintf(w, "\nrecommended (%s):\t%s\n", s.Goal, b.Name)
+		fmt.Fprintf(w, "as serve flags:\tsediment serve %s\n", b.Setting.ServeFlags())
+		if b.SegmentRowsUsed > 0 && b.SegmentRowsUsed != b.Setting.SegmentRows {
+			fmt.Fprintf(w, "\t(measured with segments of %s rows, scaled to this sweep's events)\n", thousands(float64(b.SegmentRowsUsed)))
+		}
+	}
+	if s.Truth != nil {
+		fmt.Fprintf(w, "\nanswers checked against the generator's truth (%s suite): %s events, %d rare, %s distinct paths\n",
+			s.Suite, thousands(float64(s.Truth.Events)), s.Truth.Rare, thousands(float64(s.Truth.Paths)))
+	}
 	if s.Best >= 0 && len(s.Results[s.Best].Queries) > 0 {
 		fmt.Fprintf(w, "\nqueries of %s:\n", s.Results[s.Best].Name)
 		writeQueryTable(w, s.Results[s.Best].Queries, s.Results[s.Best].Queries[0].Runs)
 	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "\nnote:\t%s\n", n)
+	}
 }
 
-// WriteCSV writes the report's main table as CSV: for ingest one row per
-// metric, for queries one row per query, for a sweep one row per setting
+// WriteCSV writes the report's main table as CSV: for ingest and peers one
+// row per metric, for queries one row per query, for a sweep one row per setting
 // (with each query's median as a column).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	switch {
-	case r.Ingest != nil:
+	case r.Ingest != nil, r.Peers != nil:
 		cw.Write([]string{"metric", "value", "unit"})
 		for _, m := range r.Metrics() {
 			cw.Write([]string{m.Name, f(m.Value), m.Unit})
@@ -263,7 +320,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			cw.Write([]string{q.Name, q.Via, strconv.Itoa(q.Rows), strconv.Itoa(q.Runs), f(q.MedianMs), f(q.P99Ms), f(q.MinMs), q.Error})
 		}
 	case r.Sweep != nil:
-		head := []string{"setting", "block_rows", "page_bytes", "zstd_level", "compact_zstd_level", "segment_rows",
+		head := []string{"setting", "block_rows", "page_bytes", "zstd_level", "compact_zstd_level", "segment_rows", "segment_rows_used", "sort_key",
 			"events_per_s", "mb_per_s", "bytes_per_event", "segments", "settle_s", "query_score_ms", "best", "error"}
 		var qnames []string
 		for _, res := range r.Sweep.Results {
@@ -281,7 +338,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		for i, res := range r.Sweep.Results {
 			s := res.Setting
 			row := []string{res.Name, strconv.Itoa(s.BlockRows), strconv.Itoa(s.PageBytes), strconv.Itoa(s.ZstdLevel),
-				strconv.Itoa(s.CompactZstdLevel), strconv.Itoa(s.SegmentRows), f(res.EventsPerS), f(res.MBPerS),
+				strconv.Itoa(s.CompactZstdLevel), strconv.Itoa(s.SegmentRows), strconv.Itoa(res.SegmentRowsUsed), s.SortKey, f(res.EventsPerS), f(res.MBPerS),
 				f(res.BytesPerEvent), strconv.Itoa(res.Disk.Segments), f(res.Disk.SettleSeconds), f(res.QueryScoreMs),
 				strconv.FormatBool(i == r.Sweep.Best), res.Error}
 			med := map[string]float64{}

@@ -152,6 +152,11 @@ type QueryBenchOptions struct {
 	Keep      bool
 	ServerPID int
 	Progress  *Progress
+	// Suite is SuiteStudio (default) or SuitePeers: issue 14's six queries
+	// over PeersDataset-shaped data, every answer checked against the
+	// generator's truth. With URL, the peers suite needs Dataset.End to be
+	// the end of the data the server holds.
+	Suite string
 }
 
 // QueryBench is the outcome of RunQueryBench.
@@ -167,6 +172,10 @@ type QueryBench struct {
 	Server       string        `json:"server"`
 	DataDir      string        `json:"data_dir,omitempty"`
 	Notes        []string      `json:"notes,omitempty"`
+	// Suite names the queries; Truth describes what the peers suite's
+	// answers were checked against.
+	Suite string        `json:"suite,omitempty"`
+	Truth *TruthSummary `json:"truth,omitempty"`
 }
 
 // RunQueryBench runs the Studio suite against a server holding a dataset.
@@ -178,10 +187,20 @@ type QueryBench struct {
 // result is returned with it.
 func RunQueryBench(ctx context.Context, o QueryBenchOptions) (*QueryBench, error) {
 	o.Dataset = o.Dataset.WithDefaults()
-	out := &QueryBench{Runs: max(o.Runs, 1)}
+	if o.Suite == "" {
+		o.Suite = SuiteStudio
+	}
+	if o.Suite != SuiteStudio && o.Suite != SuitePeers {
+		return nil, fmt.Errorf("bench: unknown suite %q (studio or peers)", o.Suite)
+	}
+	out := &QueryBench{Runs: max(o.Runs, 1), Suite: o.Suite}
 	if o.URL != "" {
 		out.Server, out.Dataset, out.Now = o.URL, o.Dataset, time.Now().UTC()
-		qs, err := RunQueries(ctx, NewHTTPTarget(o.URL, o.Key), suiteFor(o.Dataset, out.Now), out.Runs, o.Progress)
+		suite, err := out.suite(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		qs, err := RunQueries(ctx, NewHTTPTarget(o.URL, o.Key), suite, out.Runs, o.Progress)
 		out.Queries = qs
 		if o.ServerPID > 0 {
 			if rss, rerr := PeakRSS(o.ServerPID); rerr == nil {
@@ -218,8 +237,12 @@ func RunQueryBench(ctx context.Context, o QueryBenchOptions) (*QueryBench, error
 	}
 	out.Dataset = ds
 	out.Now = ds.End.Add(time.Second)
-	if age := time.Since(ds.End); age > 10*time.Minute {
+	if age := time.Since(ds.End); age > 10*time.Minute && o.Suite == SuiteStudio {
 		out.Notes = append(out.Notes, fmt.Sprintf("the data end %s ago: logs.all windows are placed at the data, but usage.api-counts counts back from the server's clock and misses them", age.Round(time.Minute)))
+	}
+	suite, err := out.suite(ctx, o)
+	if err != nil {
+		return nil, err
 	}
 
 	srv, err := StartServer(ctx, o.Server)
@@ -227,7 +250,7 @@ func RunQueryBench(ctx context.Context, o QueryBenchOptions) (*QueryBench, error
 		return nil, err
 	}
 	out.Server = "sediment serve (child process)"
-	qs, qerr := RunQueries(ctx, NewHTTPTarget(srv.URL, srv.PrivateKey), suiteFor(ds, out.Now), out.Runs, o.Progress)
+	qs, qerr := RunQueries(ctx, NewHTTPTarget(srv.URL, srv.PrivateKey), suite, out.Runs, o.Progress)
 	out.Queries = qs
 	rss, rssErr := srv.PeakRSS()
 	out.PeakRSSBytes = rss
@@ -238,6 +261,19 @@ func RunQueryBench(ctx context.Context, o QueryBenchOptions) (*QueryBench, error
 	return out, qerr
 }
 
-func suiteFor(ds Dataset, now time.Time) []Query {
-	return StudioSuite(SuiteOptions{Project: ds.Project(), Now: now, Sources: sourcesOf(ds)})
+// suite builds the queries of o.Suite for the dataset and time of q; the
+// peers suite first computes its truth (one pass of the generator).
+func (q *QueryBench) suite(ctx context.Context, o QueryBenchOptions) ([]Query, error) {
+	if o.Suite != SuitePeers {
+		return StudioSuite(SuiteOptions{Project: q.Dataset.Project(), Now: q.Now, Sources: sourcesOf(q.Dataset)}), nil
+	}
+	spec := DefaultPeersSpec(q.Dataset)
+	q.Now = spec.Now
+	tr, err := ComputeTruth(ctx, q.Dataset, spec, o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	sum := tr.Summary()
+	q.Truth = &sum
+	return PeersSuite(tr), nil
 }

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -30,26 +28,27 @@ type ServerOptions struct {
 	// StartTimeout bounds start-up, which replays the write-ahead logs of a
 	// large data directory (default 5 minutes).
 	StartTimeout time.Duration
+	// Debug starts the server's debug listener (--debug-listen) on a free
+	// loopback port, for its runtime metrics (Server.RuntimeMetrics).
+	Debug bool
 }
 
 // Server is a `sediment serve` child process with the keys it was given.
 type Server struct {
+	*child
 	URL        string // http://127.0.0.1:<port>
 	PublicKey  string // may ingest
 	PrivateKey string // may do everything
 	DataDir    string
-
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error // the process's exit status, once exited is closed
-	tail   *tailBuffer
+	// DebugURL is the debug listener's base URL (with ServerOptions.Debug).
+	DebugURL string
 }
 
 // StartServer runs `<Binary> serve --supabase` on a free loopback port over
 // DataDir, with fresh public and private access tokens, and returns once
 // it reports that it is listening (it logs that after Supabase seeding,
-// so the server is ready). The tokens replace any that earlier runs set
-// on the same data directory.
+// so the server is ready) and, with Debug, that its debug listener is up.
+// The tokens replace any that earlier runs set on the same data directory.
 func StartServer(ctx context.Context, o ServerOptions) (*Server, error) {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 5 * time.Minute
@@ -62,61 +61,32 @@ func StartServer(ctx context.Context, o ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", o.DataDir, "--supabase", "--log-level", "info"}, o.Args...)
-	cmd := exec.Command(o.Binary, args...)
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", o.DataDir, "--supabase", "--log-level", "info"}
+	if o.Debug {
+		args = append(args, "--debug-listen", "127.0.0.1:0")
+	}
+	cmd := exec.Command(o.Binary, append(args, o.Args...)...)
 	cmd.Env = append(serverEnv(os.Environ()),
 		"LOGFLARE_PUBLIC_ACCESS_TOKEN="+pub,
 		"LOGFLARE_PRIVATE_ACCESS_TOKEN="+priv,
 	)
-	stderr, err := cmd.StderrPipe()
+	s := &Server{PublicKey: pub, PrivateKey: priv, DataDir: o.DataDir}
+	// Lines are scanned by one goroutine, one at a time, before start-up
+	// returns: the fields need no lock.
+	c, err := startChild(ctx, "sediment serve", cmd, o.Log, o.StartTimeout, func(line string) bool {
+		if a, ok := listeningAddr(line, "listening"); ok && s.URL == "" {
+			s.URL = "http://" + a
+		}
+		if a, ok := listeningAddr(line, `"debug listener"`); ok && s.DebugURL == "" {
+			s.DebugURL = "http://" + a
+		}
+		return s.URL != "" && (!o.Debug || s.DebugURL != "")
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", o.Binary, err)
-	}
-	s := &Server{PublicKey: pub, PrivateKey: priv, DataDir: o.DataDir, cmd: cmd, exited: make(chan struct{}), tail: &tailBuffer{max: 40}}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			s.tail.add(line)
-			if o.Log != nil {
-				fmt.Fprintln(o.Log, line)
-			}
-			if !sent {
-				if a, ok := listeningAddr(line); ok {
-					addr <- a
-					sent = true
-				}
-			}
-		}
-		// Drain whatever is left so the child never blocks on a full pipe.
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
-	go func() {
-		s.err = cmd.Wait()
-		close(s.exited)
-	}()
-
-	timer := time.NewTimer(o.StartTimeout)
-	defer timer.Stop()
-	select {
-	case a := <-addr:
-		s.URL = "http://" + a
-		return s, nil
-	case <-s.exited:
-		return nil, fmt.Errorf("server exited during start-up (%v):\n%s", s.err, s.tail.String())
-	case <-timer.C:
-		_ = s.kill()
-		return nil, fmt.Errorf("server did not start within %s:\n%s", o.StartTimeout, s.tail.String())
-	case <-ctx.Done():
-		_ = s.kill()
-		return nil, ctx.Err()
-	}
+	s.child = c
+	return s, nil
 }
 
 // serverEnv drops the variables that would override the server's
@@ -124,7 +94,7 @@ func StartServer(ctx context.Context, o ServerOptions) (*Server, error) {
 func serverEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "LOGFLARE_") || strings.HasPrefix(kv, "PHX_HTTP_PORT=") {
+		if strings.HasPrefix(kv, "LOGFLARE_") || strings.HasPrefix(kv, "PHX_HTTP_PORT=") || strings.HasPrefix(kv, "SEDIMENT_") {
 			continue
 		}
 		out = append(out, kv)
@@ -132,10 +102,11 @@ func serverEnv(env []string) []string {
 	return out
 }
 
-// listeningAddr finds the address in the server's "listening" log line
-// (slog's text form: msg=listening addr=127.0.0.1:4000 ...).
-func listeningAddr(line string) (string, bool) {
-	if !strings.Contains(line, "msg=listening") {
+// listeningAddr finds the address in a server log line with message msg
+// (slog's text form: msg=listening addr=127.0.0.1:4000 ...; a message
+// with spaces is quoted).
+func listeningAddr(line, msg string) (string, bool) {
+	if !strings.Contains(line, "msg="+msg+" ") {
 		return "", false
 	}
 	for _, f := range strings.Fields(line) {
@@ -144,47 +115,6 @@ func listeningAddr(line string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// PID returns the server's process id.
-func (s *Server) PID() int { return s.cmd.Process.Pid }
-
-// PeakRSS returns the server's peak resident memory so far, in bytes.
-func (s *Server) PeakRSS() (int64, error) { return PeakRSS(s.PID()) }
-
-// Stop sends SIGTERM and waits for the server to drain and flush; past
-// timeout it is killed. It returns the server's exit error, if any.
-func (s *Server) Stop(timeout time.Duration) error {
-	select {
-	case <-s.exited:
-		return s.exitErr()
-	default:
-	}
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return err
-	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-s.exited:
-		return s.exitErr()
-	case <-t.C:
-		_ = s.kill()
-		return fmt.Errorf("server did not stop within %s; killed", timeout)
-	}
-}
-
-func (s *Server) kill() error {
-	err := s.cmd.Process.Kill()
-	<-s.exited
-	return err
-}
-
-func (s *Server) exitErr() error {
-	if s.err != nil {
-		return fmt.Errorf("server: %w\n%s", s.err, s.tail.String())
-	}
-	return nil
 }
 
 // Healthy reports whether the server answers /health.

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,12 +105,22 @@ func sampleSweep() *Report {
 	return r
 }
 
-func TestCompare(t *testing.T) {
-	old := NewReport(KindIngest, Dataset{Events: 10})
-	old.Ingest = &IngestResult{EventsPerS: 100, MBPerS: 1, LatencyP50: 10, LatencyP99: 20}
-	cur := NewReport(KindIngest, Dataset{Events: 10})
-	cur.Ingest = &IngestResult{EventsPerS: 120, MBPerS: 1.01, LatencyP50: 12, LatencyP99: 20}
-	ds, err := Compare(old, cur, 0.05)
+// queryReport is a query report with one query's timed runs.
+func queryReport(samples ...float64) *Report {
+	r := NewReport(KindQuery, Dataset{Events: 10})
+	r.Query = &QueryBench{Queries: []QueryStats{{Name: "q", Runs: len(samples), MedianMs: median(samples), P99Ms: slices.Max(samples), SamplesMs: samples}}}
+	return r
+}
+
+func ingestReport(rate, bytesPerEvent float64) *Report {
+	r := NewReport(KindIngest, Dataset{Events: 10})
+	r.Ingest = &IngestResult{EventsPerS: rate, MBPerS: 1, LatencyP50: 10, LatencyP99: 20, Disk: &DiskUsage{}, BytesPerEvent: bytesPerEvent}
+	return r
+}
+
+func verdicts(t *testing.T, old, cur []*Report, o CompareOptions) map[string]string {
+	t.Helper()
+	ds, err := Compare(old, cur, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,18 +128,93 @@ func TestCompare(t *testing.T) {
 	for _, d := range ds {
 		got[d.Metric.Name] = d.Change
 	}
-	want := map[string]string{"events_per_s": "better", "mb_per_s": "same", "latency_p50": "worse", "latency_p99": "same"}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: %q, want %q (all: %v)", k, got[k], v, got)
-		}
+	return got
+}
+
+// TestCompareCallsOnlyWhatExceedsNoise: a change is better or worse only
+// when the runs say it is not noise (issue 16 item 7), as benchstat.
+func TestCompareCallsOnlyWhatExceedsNoise(t *testing.T) {
+	noisy := []float64{10, 14, 9, 12, 11, 15, 10, 13, 9, 12}
+	shifted := []float64{11, 15, 10, 13, 12, 14, 9, 12, 10, 13} // the same spread, a hair slower
+	faster := []float64{5, 6, 5.5, 6.2, 5.1, 5.8, 6.1, 5.3, 5.9, 5.4}
+	o := CompareOptions{}
+	if v := verdicts(t, []*Report{queryReport(noisy...)}, []*Report{queryReport(shifted...)}, o)["q median"]; v != Same {
+		t.Errorf("overlapping runs: %q, want %q", v, Same)
+	}
+	if v := verdicts(t, []*Report{queryReport(noisy...)}, []*Report{queryReport(faster...)}, o)["q median"]; v != Better {
+		t.Errorf("faster runs: %q, want %q", v, Better)
+	}
+	if v := verdicts(t, []*Report{queryReport(faster...)}, []*Report{queryReport(noisy...)}, o)["q median"]; v != Worse {
+		t.Errorf("slower runs: %q, want %q", v, Worse)
+	}
+	// Three runs a side cannot show anything at 5%.
+	if v := verdicts(t, []*Report{queryReport(10, 11, 12)}, []*Report{queryReport(1, 2, 3)}, o)["q median"]; v != TooFew {
+		t.Errorf("three runs a side: %q, want %q", v, TooFew)
+	}
+	// A significant change smaller than the threshold is not called.
+	if v := verdicts(t, []*Report{queryReport(noisy...)}, []*Report{queryReport(faster...)}, CompareOptions{Threshold: 0.9})["q median"]; v != Same {
+		t.Errorf("below the threshold: %q", v)
+	}
+
+	// One ingest run a side: the rate's noise is unknown, but bytes on
+	// disk are exact, and equal values are no change.
+	got := verdicts(t, []*Report{ingestReport(100, 50)}, []*Report{ingestReport(120, 45)}, o)
+	if got["events_per_s"] != TooFew || got["bytes_per_event"] != Better || got["mb_per_s"] != Same {
+		t.Errorf("one run a side: %v", got)
+	}
+	// Several reports a side pool their values.
+	olds := []*Report{ingestReport(100, 50), ingestReport(102, 50), ingestReport(99, 50), ingestReport(101, 50)}
+	news := []*Report{ingestReport(120, 50), ingestReport(121, 50), ingestReport(119, 50), ingestReport(122, 50)}
+	got = verdicts(t, olds, news, o)
+	if got["events_per_s"] != Better || got["bytes_per_event"] != Same || got["latency_p50"] != Same {
+		t.Errorf("four runs a side: %v", got)
+	}
+
+	ds, err := Compare(olds, news, o)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteDeltas(&buf, ds); err != nil || !strings.Contains(buf.String(), "1.200") {
+	if err := WriteDeltas(&buf, ds); err != nil || !strings.Contains(buf.String(), "1.199") || !strings.Contains(buf.String(), "4+4") {
 		t.Fatalf("deltas table %q, %v", buf.String(), err)
 	}
-	if _, err := Compare(old, sampleSweep(), 0.05); err == nil {
+	if _, err := Compare([]*Report{ingestReport(1, 1)}, []*Report{sampleSweep()}, o); err == nil {
 		t.Fatal("compared an ingest report with a sweep report")
+	}
+}
+
+// TestMannWhitneyU checks p-values against values worked out by hand.
+func TestMannWhitneyU(t *testing.T) {
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	// Completely separated samples: one ordering of C(n1+n2, n1) at each
+	// extreme.
+	if p := MannWhitneyU([]float64{1, 2, 3}, []float64{4, 5, 6}); !near(p, 2.0/20) {
+		t.Errorf("3 vs 3 separated: p %v, want 0.1", p)
+	}
+	if p := MannWhitneyU([]float64{6, 7, 8, 9, 10}, []float64{1, 2, 3, 4, 5}); !near(p, 2.0/252) {
+		t.Errorf("5 vs 5 separated: p %v, want 2/252", p)
+	}
+	// Interleaved samples: U = 4 of 9 is the middle (P(U<=4) = 10/20).
+	if p := MannWhitneyU([]float64{1, 4, 5}, []float64{2, 3, 6}); !near(p, 1) {
+		t.Errorf("3 vs 3 interleaved: p %v, want 1", p)
+	}
+	if p := MannWhitneyU([]float64{1, 2, 4}, []float64{3, 5, 6}); !near(p, 2*2.0/20) {
+		t.Errorf("3 vs 3, U=1: p %v, want 0.2", p)
+	}
+	// Ties use the normal approximation; identical samples are no evidence.
+	if p := MannWhitneyU([]float64{5, 5, 5, 5}, []float64{5, 5, 5, 5}); p != 1 {
+		t.Errorf("identical: p %v", p)
+	}
+	a := []float64{1, 1, 2, 2, 3, 3, 4, 4, 5, 5}
+	b := []float64{6, 6, 7, 7, 8, 8, 9, 9, 10, 10}
+	if p := MannWhitneyU(a, b); !(p < 0.001) || MannWhitneyU(b, a) != p {
+		t.Errorf("separated with ties: p %v, or not symmetric", p)
+	}
+	if p := MannWhitneyU(nil, b); p != 1 {
+		t.Errorf("empty sample: p %v", p)
+	}
+	if p := minPValue(4, 4); !near(p, 2.0/70) {
+		t.Errorf("minPValue(4, 4) = %v", p)
 	}
 }
 
@@ -158,7 +244,7 @@ func TestReportFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 || rows[0][len(rows[0])-1] != "q1 median_ms" || rows[1][12] != "true" || rows[2][len(rows[2])-1] != "3" {
+	if len(rows) != 4 || rows[0][len(rows[0])-1] != "q1 median_ms" || rows[1][14] != "true" || rows[2][len(rows[2])-1] != "3" {
 		t.Fatalf("csv %q", rows)
 	}
 

@@ -22,6 +22,15 @@ type Query struct {
 	// target runs through the source search API when the server has one,
 	// else as Fallback (an lql= call of logs.all).
 	Search *Search
+	// SQL, when set, is ad-hoc SQL over the sources, sent as GET
+	// /api/query?sql= with the private key (Endpoint and Params unused).
+	SQL string
+	// LogsQL is the same question for VictoriaLogs (nil: the query has no
+	// VictoriaLogs form).
+	LogsQL *LogsQL
+	// Check, when set, compares an answer's rows with the generator's
+	// truth and says what is wrong (an error wrapping errWrongAnswer).
+	Check func(rows []Row) error
 }
 
 // Search is an LQL search on one source.

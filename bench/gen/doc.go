@@ -146,4 +146,19 @@
 //
 // Options.UseMessageKey writes "message" instead of "event_message", the
 // alias Logflare accepts from pino-style clients.
+//
+// # Benchmark knobs and the generator's truth
+//
+// Options.RareEvery puts Options.RareToken into the message of about one
+// edge event in RareEvery, chosen by a hash of the seed and the event's
+// position (the other events stay byte for byte what they would be
+// without it): a needle for full-text search. Options.StorageObjects
+// draws Storage request paths from a fixed set of objects, so distinct
+// paths stay bounded (12,000 objects give about 48,000 distinct edge
+// paths, saturated from a few million events on). Both are off by default.
+//
+// Generator.Facts returns what the generator knows of the edge event it
+// appended last (time as written, project, method, status, path, url, the
+// rare token), so that benchmarks compute the right answers to their
+// queries without parsing the JSON they sent.
 package gen

@@ -86,7 +86,13 @@ func (g *Generator) appendKongAccess(dst []byte, ts int64) []byte {
 	}
 	dst = append(dst, `\" \"`...)
 	dst = append(dst, c.ua.ua...)
-	dst = append(dst, `\""`...)
+	dst = append(dst, `\"`...)
+	rare := g.rare()
+	if rare {
+		dst = append(dst, ' ')
+		dst = appendEscaped(dst, g.opts.RareToken)
+	}
+	dst = append(dst, '"')
 
 	dst = append(dst, `,"metadata":{"request":{"headers":{"cf_connecting_ip":"`...)
 	dst = append(dst, ip...)
@@ -111,6 +117,8 @@ func (g *Generator) appendKongAccess(dst []byte, ts int64) []byte {
 	dst = appendInt(dst, q.status)
 	dst = append(dst, `}},"project":"default"`...)
 	dst = g.appendTimestamp(dst, ts, digitsSeconds)
+	g.factPath = appendPathQuery(g.factPath[:0], q)
+	g.setEdgeFacts(ts, digitsSeconds, p, q, q.status, g.factPath, nil, "", rare)
 	return append(dst, '}')
 }
 
@@ -206,7 +214,13 @@ func (g *Generator) appendKongError(dst []byte, ts int64) []byte {
 		}
 		dst = append(dst, `\"`...)
 	}
-	dst = append(dst, `, host: \"localhost:8000\""`...)
+	dst = append(dst, `, host: \"localhost:8000\"`...)
+	rare := g.rare()
+	if rare {
+		dst = append(dst, ' ')
+		dst = appendEscaped(dst, g.opts.RareToken)
+	}
+	dst = append(dst, '"')
 
 	dst = append(dst, `,"metadata":{"request":{"headers":{"cf_connecting_ip":"`...)
 	dst = append(dst, ip...)
@@ -218,6 +232,8 @@ func (g *Generator) appendKongError(dst []byte, ts int64) []byte {
 	dst = append(dst, ke.severity...)
 	dst = append(dst, '"')
 	dst = g.appendTimestamp(dst, ts, digitsSeconds)
+	g.factPath = appendPathQuery(g.factPath[:0], q)
+	g.setEdgeFacts(ts, digitsSeconds, p, q, 200, g.factPath, nil, "", rare)
 	return append(dst, '}')
 }
 
@@ -255,6 +271,11 @@ func (g *Generator) appendEdgePlatform(dst []byte, ts int64) []byte {
 	dst = appendPathQuery(dst, q)
 	dst = append(dst, " | "...)
 	dst = append(dst, c.ua.ua...)
+	rare := g.rare()
+	if rare {
+		dst = append(dst, " | "...)
+		dst = appendEscaped(dst, g.opts.RareToken)
+	}
 	dst = append(dst, '"')
 
 	// id: most events carry one; the rest get a server-generated id.
@@ -360,6 +381,7 @@ func (g *Generator) appendEdgePlatform(dst []byte, ts int64) []byte {
 	dst = append(dst, p.ref...)
 	dst = append(dst, '"')
 	dst = g.appendTimestamp(dst, ts, digitsPlatform)
+	g.setEdgeFacts(ts, digitsPlatform, p, q, q.status, q.path, q.query, p.origin, rare)
 	return append(dst, '}')
 }
 

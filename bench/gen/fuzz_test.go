@@ -18,7 +18,8 @@ func FuzzEvents(f *testing.F) {
 	f.Add(int64(1)<<62, uint8(4), false, uint8(6), uint8(1))
 	f.Fuzz(func(t *testing.T, seed int64, src uint8, platform bool, form uint8, n uint8) {
 		s := gen.AllSources()[int(src)%len(gen.AllSources())]
-		opts := gen.Options{Seed: seed, Shape: gen.SelfHosted, Timestamps: gen.TimestampForm(form % 7), Projects: int(n) + 1}
+		opts := gen.Options{Seed: seed, Shape: gen.SelfHosted, Timestamps: gen.TimestampForm(form % 7), Projects: int(n) + 1,
+			RareEvery: int(n % 4), StorageObjects: int(n % 3)}
 		if platform {
 			opts.Shape = gen.Platform
 		}

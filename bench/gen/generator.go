@@ -1,6 +1,9 @@
 package gen
 
-import "time"
+import (
+	"math/bits"
+	"time"
+)
 
 // Generator produces one source's events. It is not safe for concurrent
 // use; make one per goroutine (with different seeds for different streams).
@@ -15,6 +18,12 @@ type Generator struct {
 	reqs     requestDrawer
 	msgKey   string // `"event_message":` or `"message":`
 	scratch  []byte
+
+	seq      uint64 // events appended so far
+	rareSeed uint64 // decides which events carry the rare token
+	facts    Facts  // of the last event (edge events only)
+	hasFacts bool
+	factPath []byte // scratch for Facts.Path when it is not a request view
 
 	edge     edgeState
 	pg       postgresState
@@ -39,6 +48,7 @@ func New(src Source, opts Options) *Generator {
 		clk:      newClock(derive(seed, labelClock+uint64(src)), opts.Start, opts.Rate, opts.InOrder),
 		projects: newProjectSet(opts.Seed, opts.Shape, opts.Projects),
 		msgKey:   `"event_message":`,
+		rareSeed: derive(seed, labelRare+uint64(src)),
 	}
 	if opts.UseMessageKey {
 		g.msgKey = `"message":`
@@ -51,6 +61,8 @@ func New(src Source, opts Options) *Generator {
 		}
 		g.clients = newClientPool(derive(seed, labelClients+uint64(src)), n)
 	}
+	g.reqs.objects = opts.StorageObjects
+	g.reqs.objectSeed = derive(seed, labelObjects)
 	switch src {
 	case EdgeLogs:
 		g.edge.init(&g.r)
@@ -79,6 +91,7 @@ func (g *Generator) Time() time.Time { return time.Unix(0, g.clk.next).UTC() }
 // AppendEvent appends one event, a JSON object, to dst.
 func (g *Generator) AppendEvent(dst []byte) []byte {
 	ts := g.clk.next
+	g.hasFacts = false
 	switch g.src {
 	case EdgeLogs:
 		dst = g.appendEdge(dst, ts)
@@ -100,7 +113,19 @@ func (g *Generator) AppendEvent(dst []byte) []byte {
 		dst = g.appendPgBouncer(dst, ts)
 	}
 	g.clk.advance()
+	g.seq++
 	return dst
+}
+
+// rare reports whether the event being appended carries the rare token:
+// a hash of the seed and the event's position, so that deciding draws
+// nothing from the event stream.
+func (g *Generator) rare() bool {
+	if g.opts.RareEvery <= 0 {
+		return false
+	}
+	hi, _ := bits.Mul64(finalize(g.rareSeed+g.seq*0x9e3779b97f4a7c15), uint64(g.opts.RareEvery))
+	return hi == 0
 }
 
 // AppendVectorBatch appends n events as one JSON array, the body Vector's

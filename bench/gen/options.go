@@ -70,7 +70,26 @@ type Options struct {
 	// InOrder disables the small share of out-of-order timestamps, making
 	// timestamps non-decreasing.
 	InOrder bool
+	// RareEvery, when positive, puts RareToken into the event_message of
+	// about one edge event in RareEvery (each event independently, decided
+	// by a hash of the seed and the event's position, so the rest of the
+	// stream is unchanged): a needle for full-text search benchmarks.
+	// Zero (the default) leaves every message as it is.
+	RareEvery int
+	// RareToken is the word RareEvery inserts (default DefaultRareToken).
+	RareToken string
+	// StorageObjects, when positive, draws the objects of Storage requests
+	// (their bucket, name and extension) from a fixed set of this many,
+	// instead of a fresh random name for about half of them, so that the
+	// number of distinct request paths stays bounded however many events
+	// are generated. Zero (the default) keeps the unbounded names.
+	StorageObjects int
 }
+
+// DefaultRareToken is the word Options.RareEvery puts into messages: no
+// vocabulary of the generator contains it, and it is one token for every
+// word tokenizer (letters and digits only).
+const DefaultRareToken = "xq7rareprobe"
 
 // withDefaults returns o with zero fields replaced by their defaults.
 func (o Options) withDefaults() Options {
@@ -88,6 +107,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timestamps > TimestampOmitted {
 		o.Timestamps = TimestampNative
+	}
+	if o.RareEvery < 0 {
+		o.RareEvery = 0
+	}
+	if o.RareToken == "" {
+		o.RareToken = DefaultRareToken
+	}
+	if o.StorageObjects < 0 {
+		o.StorageObjects = 0
 	}
 	return o
 }

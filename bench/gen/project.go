@@ -11,6 +11,8 @@ const (
 	labelClock   = 0x636c6f636b000000 // + source: event times
 	labelProject = 0x70726f6a00000000 // + project index: per-project data
 	labelClients = 0x636c69656e740000 // + source: client pool
+	labelRare    = 0x7261726500000000 // + source: which events carry the rare token
+	labelObjects = 0x6f626a6563747300 // the storage object set (Options.StorageObjects)
 )
 
 // SelfHostedProject is the project ref of every self-hosted event.

@@ -128,6 +128,44 @@ type request struct {
 type requestDrawer struct {
 	path, query []byte
 	req         request
+	// objects > 0 draws storage objects from a set of that many
+	// (Options.StorageObjects), derived from objectSeed.
+	objects    int
+	objectSeed uint64
+}
+
+// storageObject is one object of the fixed set Options.StorageObjects
+// selects: everything about it follows from its number.
+type storageObject struct {
+	bucket string
+	ext    [2]string // extension and media type
+	h      uint64    // the bits its name is made of
+}
+
+// object draws one object of the fixed set, uniformly.
+func (d *requestDrawer) object(r *rng) storageObject {
+	h := finalize(d.objectSeed + uint64(r.intn(d.objects))*0x9e3779b97f4a7c15)
+	return storageObject{
+		bucket: bucketNames[h%uint64(len(bucketNames))],
+		ext:    fileExts.at(h >> 8),
+		h:      finalize(h),
+	}
+}
+
+// appendName writes the object's name as appendFileName would draw it:
+// "3f2a9c1e/avatar.png" or "cover-1234.webp", with extension ext.
+func (o storageObject) appendName(dst []byte, ext string) []byte {
+	stem := fileStems[(o.h>>1)%uint64(len(fileStems))]
+	if o.h&1 == 0 {
+		dst = appendHex(dst, o.h>>8, 8)
+		dst = append(dst, '/')
+		dst = append(dst, stem...)
+	} else {
+		dst = append(dst, stem...)
+		dst = append(dst, '-')
+		dst = appendInt(dst, 1+int((o.h>>16)%100000))
+	}
+	return append(dst, ext...)
 }
 
 // draw builds a request to project p, drawing the API from kinds.
@@ -207,6 +245,11 @@ func (d *requestDrawer) draw(r *rng, kinds *choice[apiKind], p *project) *reques
 	case kindStorageObject:
 		bucket := bucketNames[r.intn(len(bucketNames))]
 		ext := fileExts.pick(r)
+		var obj storageObject
+		if d.objects > 0 {
+			obj = d.object(r)
+			bucket, ext = obj.bucket, obj.ext
+		}
 		q.fileType = ext[1]
 		switch x := r.intn(100); {
 		case x < 70:
@@ -240,15 +283,26 @@ func (d *requestDrawer) draw(r *rng, kinds *choice[apiKind], p *project) *reques
 		if q.fileType != "" {
 			path = append(path, bucket...)
 			path = append(path, '/')
-			path = appendFileName(path, r, ext[0])
+			if d.objects > 0 {
+				path = obj.appendName(path, ext[0])
+			} else {
+				path = appendFileName(path, r, ext[0])
+			}
 		}
 	case kindStorageRender:
 		q.method = "GET"
 		q.fileType = "image/webp"
 		path = append(path, "/storage/v1/render/image/public/"...)
-		path = append(path, bucketNames[r.intn(len(bucketNames))]...)
-		path = append(path, '/')
-		path = appendFileName(path, r, ".jpg")
+		if d.objects > 0 {
+			obj := d.object(r)
+			path = append(path, obj.bucket...)
+			path = append(path, '/')
+			path = obj.appendName(path, ".jpg")
+		} else {
+			path = append(path, bucketNames[r.intn(len(bucketNames))]...)
+			path = append(path, '/')
+			path = appendFileName(path, r, ".jpg")
+		}
 		query = append(query, "width="...)
 		query = append(query, imageWidths[r.intn(len(imageWidths))]...)
 		query = append(query, "&height=0&quality=80&resize=cover"...)

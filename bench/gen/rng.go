@@ -86,6 +86,18 @@ func (c *choice[T]) index(r *rng) int {
 // pick draws an entry.
 func (c *choice[T]) pick(r *rng) T { return c.items[c.index(r)] }
 
+// at returns the entry that the random bits x select, with the table's
+// weights (x is reduced modulo the total weight).
+func (c *choice[T]) at(x uint64) T {
+	v := uint32(x % uint64(c.cum[len(c.cum)-1]))
+	for i, w := range c.cum {
+		if v < w {
+			return c.items[i]
+		}
+	}
+	return c.items[len(c.items)-1]
+}
+
 // span is a half-open integer range [lo, hi).
 type span struct{ lo, hi int }
 

@@ -63,7 +63,14 @@ func TestBenchCommandLine(t *testing.T) {
 		{args: []string{"bench", "query", "--url", "http://127.0.0.1:1"}, code: 2, err: "--url needs --key"},
 		{args: []string{"bench", "sweep", "--goal", "speed"}, code: 2, err: "unknown goal"},
 		{args: []string{"bench", "sweep", "--zstd", "9"}, code: 2, err: "bad zstd levels"},
-		{args: []string{"bench", "compare", "one.json"}, code: 2, err: "want two report files"},
+		{args: []string{"bench", "compare", "one.json"}, code: 2, err: "want two sides"},
+		{args: []string{"bench", "compare", "--alpha", "2", "a.json", "b.json"}, code: 2, err: "--alpha"},
+		{args: []string{"bench", "query", "--suite", "nope"}, code: 2, err: `unknown suite "nope"`},
+		{args: []string{"bench", "query", "--suite", "peers", "--url", "http://127.0.0.1:1", "--key", "k"}, code: 2, err: "needs --data-end"},
+		{args: []string{"bench", "peers", "-h"}, code: 0, err: "-victorialogs"},
+		{args: []string{"bench", "peers", "--victorialogs", "/nonexistent/victoria-logs"}, code: 2, err: "--victorialogs"},
+		{args: []string{"bench", "peers", "--rare-every", "-1"}, code: 2, err: "must not be negative"},
+		{args: []string{"bench", "sweep", "--memory-budget", "lots"}, code: 2, err: "invalid size"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer

@@ -44,7 +44,8 @@ type serveConfig struct {
 	// listener; ShutdownTimeout bounds the wait for requests in flight.
 	DrainDelay      time.Duration
 	ShutdownTimeout time.Duration
-	// DebugListen, when set, serves Go's profiler (/debug/pprof/) on a
+	// DebugListen, when set, serves Go's profiler (/debug/pprof/) and the
+	// runtime's metrics as JSON (/debug/runtime-metrics) on a
 	// separate listener, off by default; bind it to localhost.
 	DebugListen string
 	// RepairWAL makes startup rewrite damaged write-ahead logs without
@@ -119,7 +120,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.StringVar(&level, "log-level", level, "log level: debug, info, warn, error (default info, or $LOGFLARE_LOG_LEVEL)")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", 0, "on SIGTERM, keep serving this long with /ready at 503 before closing the listener")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM, how long to wait for requests in flight")
-	fs.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060")
+	fs.StringVar(&cfg.DebugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) and runtime metrics (/debug/runtime-metrics) on this address, e.g. 127.0.0.1:6060")
 	memLimit := fs.String("memory-limit", fmt.Sprintf("%dMiB", defaultMemoryLimit>>20), "soft memory target: Go's memory limit (unless GOMEMLIMIT is set) and the in-memory heads' budget (a quarter of it); 0 turns it off")
 	queryMemory := fs.String("query-memory", "", "memory one query may hold (joins, sorts, groups, results; default a quarter of --memory-limit, 64MiB, or 512MiB without one); past it the query fails saying so")
 	queryMemoryTotal := fs.String("query-memory-total", "", "memory all queries may hold together (default half of --memory-limit, 128MiB, or 4x --query-memory without one); past it a query fails saying so")

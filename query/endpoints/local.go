@@ -44,12 +44,14 @@ func (s *Service) QueryLocal(ctx context.Context, q string, o LocalOptions) (*sq
 		return nil, err
 	}
 	return sql.Run(ctx, pq, qc, sql.Options{
-		Params:      o.Params,
-		Now:         s.opts.Now(),
-		MaxRows:     localMaxRows(o),
-		MemoryLimit: s.opts.QueryMemory,
-		Timeout:     s.opts.QueryTimeout,
-		Workers:     runtime.GOMAXPROCS(0),
+		Params:             o.Params,
+		Now:                s.opts.Now(),
+		MaxRows:            localMaxRows(o),
+		MemoryLimit:        s.opts.QueryMemory,
+		MemoryLimitSetting: s.opts.QueryMemorySetting,
+		MemoryPool:         s.opts.QueryMemoryPool,
+		Timeout:            s.opts.QueryTimeout,
+		Workers:            runtime.GOMAXPROCS(0),
 	})
 }
 

@@ -257,6 +257,9 @@ func stateFrom(f payload) (*state, error) {
 // jsonError describes a JSON error with the byte offset where the JSON
 // stopped making sense, when it is a syntax error.
 func jsonError(err error) string {
+	if err == nil {
+		return "unexpected content"
+	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Sprintf("%v at byte %d", err, se.Offset)

@@ -17,6 +17,7 @@ import (
 	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/httpapi/ingest"
+	"github.com/sediment/sediment/httpapi/metrics"
 	"github.com/sediment/sediment/query/search"
 )
 
@@ -82,6 +83,13 @@ type Options struct {
 	// TailWriteTimeout ends a live tail whose client has not accepted a
 	// write for this long (default 60 s).
 	TailWriteTimeout time.Duration
+
+	// Metrics is the registry GET /metrics serves; New registers the
+	// server's collectors on it, so it serves one server (default a new
+	// one; give the engine its ObserveWALSync to have fsync latencies).
+	// MetricsAccess says who may read it (default MetricsPrivate).
+	Metrics       *metrics.Registry
+	MetricsAccess MetricsAccess
 }
 
 // DefaultMaxInflightBodyBytes is the default of
@@ -140,6 +148,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TailWriteTimeout <= 0 {
 		o.TailWriteTimeout = 60 * time.Second
 	}
+	if o.Metrics == nil {
+		o.Metrics = metrics.New(o.Logger)
+	}
 	return o, nil
 }
 
@@ -174,6 +185,7 @@ type Server struct {
 	queries *queryGate
 	bodies  byteBudget // bytes of request bodies in flight
 	conns   connTracker
+	metrics *metrics.Registry
 
 	unsubscribe func()
 	shutdown    sync.Once
@@ -190,7 +202,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, eng: o.Engine, cat: o.Catalog, log: o.Logger}
+	s := &Server{opts: o, eng: o.Engine, cat: o.Catalog, log: o.Logger, metrics: o.Metrics}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
 	if o.Runner != nil {
 		s.runner.Store(&runnerBox{o.Runner})
@@ -227,7 +239,7 @@ func New(opts Options) (*Server, error) {
 		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 			return fasthttp.RequestConfig{MaxRequestBodySize: 1}
 		},
-		ExpectHandler:                s.handleExpect,
+		ExpectHandler:                s.expectCounted,
 		ConnState:                    s.conns.hook,
 		ReadBufferSize:               o.MaxHeaderBytes,
 		IdleTimeout:                  o.IdleTimeout,
@@ -236,6 +248,9 @@ func New(opts Options) (*Server, error) {
 		NoDefaultContentType:         true,
 		Logger:                       fasthttpLogger{o.Logger},
 		DisablePreParseMultipartForm: true,
+	}
+	if err := s.registerMetrics(); err != nil {
+		return nil, err
 	}
 	s.unsubscribe = s.cat.Subscribe(s.onCatalogChange)
 	for _, sh := range s.eng.Shards() {
@@ -262,6 +277,7 @@ func (s *Server) onCatalogChange(ch catalog.Change) {
 	if old := ch.OldSource; old != nil {
 		s.rules.forget(old)
 	}
+	s.forgetEndpointMetrics(ch)
 	switch ch.Kind {
 	case catalog.SourceCreated, catalog.SourceUpdated:
 		if ch.OldSource == nil && ch.Source.RetentionDays == 0 {
@@ -353,6 +369,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // (431), a timeout (408), anything else malformed (400).
 func (s *Server) handleProtocolError(ctx *fasthttp.RequestCtx, err error) {
 	var small *fasthttp.ErrSmallBuffer
+	defer func() { s.countUnhandled(ctx, ctx.Response.StatusCode()) }()
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		sendDetail(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))

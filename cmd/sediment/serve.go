@@ -19,6 +19,7 @@ import (
 	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/httpapi"
+	"github.com/sediment/sediment/httpapi/metrics"
 	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/query/search"
 	"github.com/sediment/sediment/sql"
@@ -76,6 +77,9 @@ type serveConfig struct {
 	// Limits bound the queries and request bodies clients can hold
 	// (limits.go).
 	Limits httpLimits
+	// MetricsAccess says who may read GET /metrics without the private
+	// key (--metrics-public).
+	MetricsAccess httpapi.MetricsAccess
 }
 
 // defaultMinFreeDisk is --min-free-disk's default: room, once ingest is
@@ -133,6 +137,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&cfg.MaxEventFields, "max-event-fields", 0, "most fields one event may have, counting nested ones (default 1000, at most 9997): an event with more is stored with its first fields in the order it lists them, depth first, and the rest are counted per source, not stored")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "rewrite damaged write-ahead logs at startup, dropping only their damaged records (run `sediment fsck` first to see what is lost; the originals are kept in quarantine/)")
 	cfg.Syslog.register(fs)
+	fs.Var((*metricsAccessFlag)(&cfg.MetricsAccess), "metrics-public", metricsPublicUsage)
 	parseLimits := cfg.Limits.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -332,6 +337,8 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	engOpts.MinFreeDiskBytes = cfg.MinFreeDisk
 	engOpts.MaxEventFields = cfg.MaxEventFields
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
+	reg := metrics.New(log.With("component", "metrics"))
+	engOpts.ObserveWALSync = reg.ObserveWALSync
 	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
@@ -376,6 +383,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	opts := httpapi.Options{Engine: eng, Catalog: cat, Logger: log.With("component", "http"), DrainDelay: cfg.DrainDelay,
 		Search: search.Options{MemoryLimit: perQuery, MemoryLimitSetting: "--query-memory", MemoryPool: pool}}
 	cfg.Limits.apply(&opts, cfg.MemoryLimit)
+	opts.Metrics, opts.MetricsAccess = reg, cfg.MetricsAccess
 	if deps.Runner != nil {
 		opts.Runner = deps.Runner(eng, cat, &endpoints.Options{Logger: log.With("component", "query"),
 			QueryMemory: perQuery, QueryMemorySetting: "--query-memory", QueryMemoryPool: pool})
@@ -421,7 +429,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	srv.SetReady()
 	log.Info("listening", "addr", a.addr.String(), "data_dir", cfg.DataDir, "ack_mode", cfg.AckMode.String(),
 		"sources", len(cat.Sources()), "endpoints", len(cat.Endpoints()),
-		"query_memory", sql.FormatBytes(perQuery), "query_memory_total", sql.FormatBytes(total))
+		"query_memory", sql.FormatBytes(perQuery), "query_memory_total", sql.FormatBytes(total), "metrics_public", cfg.MetricsAccess.String())
 	return a, nil
 }
 

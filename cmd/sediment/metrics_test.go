@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -236,6 +238,28 @@ func TestMetricsOfARealServer(t *testing.T) {
 	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_gc_duration_seconds", "process_resident_memory_bytes", "process_cpu_seconds_total"} {
 		if m.mfs[name] == nil {
 			t.Errorf("no %s", name)
+		}
+	}
+
+	// docs/metrics.md lists every series this scrape has (each sediment_
+	// family of the server shows up in it), and no other.
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, match := range regexp.MustCompile("(?m)^\\| `(sediment_[a-z_]+)` \\| (counter|gauge|histogram) \\|").FindAllStringSubmatch(string(doc), -1) {
+		documented[match[1]] = true
+		mf := m.mfs[match[1]]
+		if mf == nil {
+			t.Errorf("docs/metrics.md lists %s, which the server does not serve", match[1])
+		} else if got := strings.ToLower(mf.GetType().String()); got != match[2] {
+			t.Errorf("docs/metrics.md says %s is a %s; it is a %s", match[1], match[2], got)
+		}
+	}
+	for name := range m.mfs {
+		if strings.HasPrefix(name, "sediment_") && !documented[name] {
+			t.Errorf("%s is not in docs/metrics.md", name)
 		}
 	}
 }

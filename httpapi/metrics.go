@@ -11,7 +11,6 @@ import (
 
 	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/httpapi/metrics"
-	"github.com/sediment/sediment/query/endpoints"
 )
 
 // GET /metrics serves the server's Prometheus metrics in the text format
@@ -150,7 +149,7 @@ func (s *Server) registerMetrics() error {
 	cs := []prometheus.Collector{
 		&serverCollector{s: s},
 		metrics.NewEngineCollector(s.eng, s.cat),
-		metrics.NewEndpointCacheCollector(s.endpointCacheStats),
+		metrics.NewEndpointCacheCollector(func() any { return s.queryRunner() }),
 	}
 	if p := s.opts.Search.MemoryPool; p != nil {
 		cs = append(cs, metrics.NewMemoryPoolCollector(p))
@@ -161,15 +160,6 @@ func (s *Server) registerMetrics() error {
 		}
 	}
 	return nil
-}
-
-// endpointCacheStats reads the query runner's cache, if it has one.
-func (s *Server) endpointCacheStats() (endpoints.CacheStats, bool) {
-	c, ok := s.queryRunner().(interface{ CacheStats() endpoints.CacheStats })
-	if !ok {
-		return endpoints.CacheStats{}, false
-	}
-	return c.CacheStats(), true
 }
 
 // serverCollector reads what the server counts anyway: ingest per source

@@ -43,14 +43,20 @@ func (c *MemoryPoolCollector) Collect(ch chan<- prometheus.Metric) {
 // EndpointCacheCollector reads the endpoint result cache of the query
 // runner in place at scrape time (one may be installed after start).
 type EndpointCacheCollector struct {
-	stats func() (endpoints.CacheStats, bool)
+	runner func() any
 }
 
-// NewEndpointCacheCollector returns a collector of what stats returns;
-// stats reports false when there is no cache to read, and then nothing is
-// collected.
-func NewEndpointCacheCollector(stats func() (endpoints.CacheStats, bool)) *EndpointCacheCollector {
-	return &EndpointCacheCollector{stats: stats}
+// cacheStatser is a query runner with a result cache (endpoints.Service).
+type cacheStatser interface {
+	CacheStats() endpoints.CacheStats
+}
+
+// NewEndpointCacheCollector returns a collector of the cache of the query
+// runner that runner returns at each scrape; a runner without a cache
+// (one without a CacheStats() endpoints.CacheStats method, or none) adds
+// nothing.
+func NewEndpointCacheCollector(runner func() any) *EndpointCacheCollector {
+	return &EndpointCacheCollector{runner: runner}
 }
 
 var (
@@ -74,10 +80,11 @@ func (c *EndpointCacheCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *EndpointCacheCollector) Collect(ch chan<- prometheus.Metric) {
-	st, ok := c.stats()
+	r, ok := c.runner().(cacheStatser)
 	if !ok {
 		return
 	}
+	st := r.CacheStats()
 	ch <- prometheus.MustNewConstMetric(descCacheHits, prometheus.CounterValue, float64(st.Hits))
 	ch <- prometheus.MustNewConstMetric(descCacheMisses, prometheus.CounterValue, float64(st.Misses))
 	ch <- prometheus.MustNewConstMetric(descCacheEntries, prometheus.GaugeValue, float64(st.Entries))

@@ -387,3 +387,25 @@ func TestIngestMeterSplits(t *testing.T) {
 		t.Errorf("last share %d", got)
 	}
 }
+
+// FuzzMetricRoute: whatever the path, its route name is one of the fixed
+// set, so no client can make a label value of its own.
+func FuzzMetricRoute(f *testing.F) {
+	for _, p := range []string{"/api/logs", "/api/sources/x/tail", "/x/_bulk", "/api/endpoints/query/a/b", "/ui/../metrics", "//", ""} {
+		f.Add(p)
+	}
+	allowed := map[string]bool{}
+	for _, n := range []string{routeRoot, routeHealth, routeReady, routeAccess, routeMetrics, routeUI, routeSQL, routeSources,
+		routeSource, routeSourceSchema, routeSourceRecent, routeSourceEvent, routeSourceRepair, routeSearch, routeTail,
+		routeEndpoints, routeEndpoint, routeEndpointQuery, routeAccessTokens, routeIngestOTLP, routeIngestLoki, routeIngestBulk, routeOther} {
+		allowed[n] = true
+	}
+	for _, n := range ingestRouteNames {
+		allowed[n] = true
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		if got := metricRoute(path); !allowed[got] {
+			t.Fatalf("metricRoute(%q) = %q, not a route name", path, got)
+		}
+	})
+}

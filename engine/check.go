@@ -323,6 +323,17 @@ type ShardInfo struct {
 	HeadRows     int // events in memory (head and heads being flushed)
 	MinTime      int64
 	MaxTime      int64
+
+	// HeadBytes is the memory the HeadRows events take (the figure the heads'
+	// size bounds and the engine's head memory budget count).
+	HeadBytes int64
+	// Flushes and Compactions count heads written out and compactions
+	// done since the shard opened. CompactionBacklog is the segments
+	// compaction would rewrite if it ran now: those in runs it would merge
+	// and those waiting to be rewritten without damaged blocks.
+	Flushes           int64
+	Compactions       int64
+	CompactionBacklog int
 	// Quarantined counts segment files moved to quarantine/ since the
 	// shard opened.
 	Quarantined int64
@@ -366,6 +377,22 @@ type ShardInfo struct {
 	Warnings []string
 }
 
+// headBytes returns the bytes held by the shard's heads: the one taking
+// events and those waiting to be flushed.
+func (s *Shard) headBytes() int64 {
+	s.mu.RLock()
+	heads := make([]*head, 0, len(s.frozen)+1)
+	heads = append(append(heads, s.frozen...), s.head)
+	s.mu.RUnlock()
+	var n int64
+	for _, h := range heads {
+		h.mu.RLock()
+		n += int64(h.bytes)
+		h.mu.RUnlock()
+	}
+	return n
+}
+
 // LostData is one unit of stored data set aside as damaged.
 type LostData struct {
 	Segment string // the segment's file name, <id>.seg
@@ -395,7 +422,9 @@ func (s *Shard) Info() ShardInfo {
 		WALRecordsDropped: s.stats.walRecordsDropped.Load(), WALBytesDropped: s.stats.walBytesDropped.Load(),
 		WALEventsDropped: s.stats.walEventsDropped.Load(),
 		SegmentsPurged:   s.stats.segmentsPurged.Load(), SegmentsRewritten: s.stats.segmentsRewritten.Load(),
-		RowsExpired: s.stats.rowsExpired.Load(), Background: s.taskStats(), LogSync: s.logSyncStats()}
+		RowsExpired: s.stats.rowsExpired.Load(), Background: s.taskStats(), LogSync: s.logSyncStats(),
+		Flushes: s.stats.flushes.Load(), Compactions: s.stats.compactions.Load(),
+		HeadBytes: s.headBytes(), CompactionBacklog: s.compactionBacklog()}
 	fd := s.FieldDrops()
 	in.DroppedFields, in.EventsOverFieldCap, in.FieldsOverEventCap = fd.Unstorable, fd.EventsOverCap, fd.FieldsOverCap
 	if s.walDamage != nil {

@@ -118,6 +118,38 @@ func (s *Shard) replaceSegments(group []*segRef, ref *segRef) {
 func (s *Shard) pickCompaction() []*segRef {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	var first []*segRef
+	s.compactionRuns(func(run []*segRef) bool {
+		first = run
+		return false
+	})
+	return first
+}
+
+// compactionBacklog counts the segments compaction would rewrite if it ran
+// now, one run after another: those waiting to be rewritten without
+// damaged blocks, and those in every run pickCompaction would pick.
+func (s *Shard) compactionBacklog() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, sg := range s.segs {
+		if sg.needsRewrite() {
+			n++
+		}
+	}
+	s.compactionRuns(func(run []*segRef) bool {
+		n += len(run)
+		return true
+	})
+	return n
+}
+
+// compactionRuns calls yield with each run of at least CompactionMinInputs
+// small, time-adjacent segments whose rows fit in SegmentMaxRows, in time
+// order, until yield returns false. The caller holds s.mu (read); a run
+// is not reused after yield returns.
+func (s *Shard) compactionRuns(yield func(run []*segRef) bool) {
 	small := s.opts.SegmentMaxRows / 4
 	var run []*segRef
 	rows := 0
@@ -143,8 +175,8 @@ func (s *Shard) pickCompaction() []*segRef {
 			n = small // never merged as it is: rewriteDamaged takes it
 		}
 		if n >= small || rows+n > s.opts.SegmentMaxRows || len(union)+wouldAdd(sg) > segment.MaxColumns {
-			if len(run) >= s.opts.CompactionMinInputs {
-				return run
+			if len(run) >= s.opts.CompactionMinInputs && !yield(run) {
+				return
 			}
 			run, rows = nil, 0
 			clear(union)
@@ -159,9 +191,8 @@ func (s *Shard) pickCompaction() []*segRef {
 		}
 	}
 	if len(run) >= s.opts.CompactionMinInputs {
-		return run
+		yield(run)
 	}
-	return nil
 }
 
 // canConcatenate reports whether a group can be compacted by copying its

@@ -67,7 +67,7 @@ func (s *Shard) writeLog(buf []byte) error {
 	good := w.size
 	err := w.write(buf)
 	if err == nil && s.opts.AckMode == AckSync {
-		err = w.f.Sync()
+		err = s.syncTimed(w.f)
 	}
 	s.walMu.Unlock()
 	if err == nil {
@@ -223,7 +223,7 @@ func (s *Shard) syncLogOnce() (err error) {
 		return nil // nothing new, or a file resumeLog syncs itself
 	}
 	start := time.Now()
-	if err := w.f.Sync(); err != nil {
+	if err := s.syncTimed(w.f); err != nil {
 		s.log.lagMu.Lock()
 		s.log.syncsFailed++
 		s.log.lagMu.Unlock()
@@ -251,6 +251,21 @@ func (s *Shard) syncLogOnce() (err error) {
 		}
 	}
 	return nil
+}
+
+// syncTimed fsyncs a log file, reporting how long a successful fsync took
+// to Options.ObserveWALSync when set.
+func (s *Shard) syncTimed(f vfs.File) error {
+	obs := s.opts.ObserveWALSync
+	if obs == nil {
+		return f.Sync()
+	}
+	start := time.Now()
+	err := f.Sync()
+	if err == nil {
+		obs(time.Since(start))
+	}
+	return err
 }
 
 // LogSyncStats describes buffered mode's fsyncs since the shard opened.

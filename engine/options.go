@@ -65,6 +65,14 @@ type Options struct {
 	AckMode              AckMode
 	BufferedSyncInterval time.Duration
 
+	// ObserveWALSync, when set, is called after every fsync that makes
+	// acknowledged events durable (each group commit's in sync mode, each
+	// periodic one in buffered mode) with how long the fsync took. It runs
+	// on the write path: it must be cheap and safe for concurrent use. The
+	// engine keeps no record of these durations itself; this is how a
+	// metrics layer gets them without the engine knowing about it.
+	ObserveWALSync func(time.Duration)
+
 	// A head is frozen and flushed to a segment when it reaches HeadMaxRows
 	// rows (default 131072), HeadMaxBytes of values (default 32 MiB) or
 	// HeadMaxAge (default 10 minutes), or when it holds at least

@@ -39,6 +39,9 @@ type queryGate struct {
 	maxQueue int64
 	wait     time.Duration
 	queued   atomic.Int64
+	// Queries refused because the queue was full, and because no slot
+	// came within the queue wait (for metrics).
+	rejectedFull, rejectedWait atomic.Int64
 }
 
 func newQueryGate(running, queued int, wait time.Duration) *queryGate {
@@ -58,6 +61,7 @@ func (g *queryGate) acquire(ctx context.Context) (release func(), err error) {
 	}
 	if g.queued.Add(1) > g.maxQueue {
 		g.queued.Add(-1)
+		g.rejectedFull.Add(1)
 		return nil, errQueryQueueFull
 	}
 	defer g.queued.Add(-1)
@@ -67,6 +71,7 @@ func (g *queryGate) acquire(ctx context.Context) (release func(), err error) {
 	case g.slots <- struct{}{}:
 		return g.release, nil
 	case <-t.C:
+		g.rejectedWait.Add(1)
 		return nil, errQueryQueueWait
 	case <-ctx.Done():
 		return nil, ctx.Err()

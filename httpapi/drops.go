@@ -56,7 +56,12 @@ type sourceCounters struct {
 
 	mu      sync.Mutex
 	dropped map[DropReason]int64
+	routes  map[string]*routeCounts // by route name (metricroute.go)
 }
+
+// routeCounts are what one route stored in one source: events, and the
+// request body bytes that brought them (see ingestMeter).
+type routeCounts struct{ events, bytes int64 }
 
 // source returns the counters of the source with token, creating them.
 func (c *ingestCounters) source(token string) *sourceCounters {
@@ -85,14 +90,30 @@ func (c *ingestCounters) forget(token string) {
 	c.mu.Unlock()
 }
 
-// accepted counts one request that stored events in src and how many it
-// stored (a protocol request that spans sources counts once per source).
-func (c *ingestCounters) accepted(src *catalog.Source, events int) {
+// accepted counts one request of route that stored events in src, how
+// many it stored, and its body bytes' share for src (a protocol request
+// that spans sources counts once per source).
+func (c *ingestCounters) accepted(src *catalog.Source, route string, events int, bytes int64) {
 	c.requests.Add(1)
 	c.events.Add(int64(events))
 	sc := c.source(src.Token)
 	sc.requests.Add(1)
 	sc.events.Add(int64(events))
+	if route == "" {
+		route = routeOther // a caller that did not start its meter
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	rc := sc.routes[route]
+	if rc == nil {
+		if sc.routes == nil {
+			sc.routes = make(map[string]*routeCounts)
+		}
+		rc = &routeCounts{}
+		sc.routes[route] = rc
+	}
+	rc.events += int64(events)
+	rc.bytes += bytes
 }
 
 // drop adds n drops of reason to the source's counts and reports whether

@@ -175,6 +175,7 @@ func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 
 	var raws []event.Value
 	var fates []eventFate
+	w.meter.start(routeIngestBulk, len(ctx.PostBody()), groups.total())
 	for _, src := range groups.order {
 		pos := groups.items[src]
 		raws = raws[:0]

@@ -54,6 +54,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add("PUT", "/api/endpoints/00000000-0000-4000-8000-000000000000", "application/json", "", []byte(`{"max_limit":"x"}`))
 	f.Add("GET", "/api/sources/x/schema?variant=dot", "", "", []byte(nil))
 	f.Add("OPTIONS", "/analytics/v1/api/logs", "", "", []byte(nil))
+	f.Add("GET", "/metrics", "", "", []byte(nil))
 	ts := startServer(f, serverConfig{})
 	f.Fuzz(func(t *testing.T, method, uri, contentType, encoding string, body []byte) {
 		if !strings.HasPrefix(uri, "/") || len(uri) > 4096 {

@@ -20,6 +20,7 @@ type ingestWorker struct {
 	events []event.Event
 	msg    []byte      // scratch for custom event messages
 	recent recentBatch // encoded events handed to the recent store
+	meter  ingestMeter // the request's route and bytes, for store's counts
 }
 
 func newIngestWorker(maxBody int) *ingestWorker {
@@ -70,6 +71,7 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return
 	}
+	w.meter.start(ingestRouteName(route), len(ctx.PostBody()), len(res.Events))
 	if err := s.store(w, src, res.Events, nil); err != nil {
 		s.appendFailed(ctx, src, err)
 		return

@@ -56,6 +56,7 @@ func (s *Server) handleLokiPush(ctx *fasthttp.RequestCtx) {
 		}
 		groups.add(src, st.Events...)
 	}
+	w.meter.start(routeIngestLoki, len(ctx.PostBody()), groups.total())
 	for _, src := range groups.order {
 		if err := s.store(w, src, groups.items[src], nil); err != nil {
 			s.appendFailed(ctx, src, err)

@@ -91,6 +91,7 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 	}
 
 	var fates []eventFate
+	w.meter.start(routeIngestOTLP, len(ctx.PostBody()), groups.total())
 	for _, src := range groups.order {
 		raws := groups.items[src]
 		fates = append(fates[:0], make([]eventFate, len(raws))...)

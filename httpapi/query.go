@@ -81,6 +81,7 @@ func (s *Server) handleEndpointQuery(ctx *fasthttp.RequestCtx, pathKey, pathValu
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return
 	}
+	noteEndpoint(ctx, ep)
 	runner := s.queryRunner()
 	if runner == nil {
 		sendStatic(ctx, fasthttp.StatusServiceUnavailable, bodyNoRunner)

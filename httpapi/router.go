@@ -39,6 +39,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 			body.finish(ctx)
 		}
 		s.logRequest(ctx, start)
+		s.observeRequest(ctx, start)
 	}()
 	if conflictingFraming(&ctx.Request.Header) {
 		rejectConflictingFraming(ctx)
@@ -133,6 +134,11 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	case "/ready":
 		if get {
 			s.handleReady(ctx)
+			return
+		}
+	case "/metrics":
+		if get {
+			s.handleMetrics(ctx)
 			return
 		}
 	case "/api/query":

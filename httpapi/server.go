@@ -17,6 +17,7 @@ import (
 	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/httpapi/ingest"
+	"github.com/sediment/sediment/httpapi/metrics"
 	"github.com/sediment/sediment/query/search"
 )
 
@@ -91,6 +92,12 @@ type Options struct {
 	// files copied into each snapshot when they exist.
 	SnapshotDir   string
 	SnapshotFiles []string
+	// Metrics is the registry GET /metrics serves; New registers the
+	// server's collectors on it, so it serves one server (default a new
+	// one; give the engine its ObserveWALSync to have fsync latencies).
+	// MetricsAccess says who may read it (default MetricsPrivate).
+	Metrics       *metrics.Registry
+	MetricsAccess MetricsAccess
 }
 
 // DefaultMaxInflightBodyBytes is the default of
@@ -149,6 +156,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.TailWriteTimeout <= 0 {
 		o.TailWriteTimeout = 60 * time.Second
 	}
+	if o.Metrics == nil {
+		o.Metrics = metrics.New(o.Logger)
+	}
 	return o, nil
 }
 
@@ -183,6 +193,7 @@ type Server struct {
 	queries *queryGate
 	bodies  byteBudget // bytes of request bodies in flight
 	conns   connTracker
+	metrics *metrics.Registry
 
 	// snapshotMu lets one snapshot be written at a time (snapshot.go);
 	// unknownSources remembers the unknown sources ingest was refused for.
@@ -204,7 +215,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, eng: o.Engine, cat: o.Catalog, log: o.Logger}
+	s := &Server{opts: o, eng: o.Engine, cat: o.Catalog, log: o.Logger, metrics: o.Metrics}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
 	if o.Runner != nil {
 		s.runner.Store(&runnerBox{o.Runner})
@@ -241,7 +252,7 @@ func New(opts Options) (*Server, error) {
 		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 			return fasthttp.RequestConfig{MaxRequestBodySize: 1}
 		},
-		ExpectHandler:                s.handleExpect,
+		ExpectHandler:                s.expectCounted,
 		ConnState:                    s.conns.hook,
 		ReadBufferSize:               o.MaxHeaderBytes,
 		IdleTimeout:                  o.IdleTimeout,
@@ -250,6 +261,9 @@ func New(opts Options) (*Server, error) {
 		NoDefaultContentType:         true,
 		Logger:                       fasthttpLogger{o.Logger},
 		DisablePreParseMultipartForm: true,
+	}
+	if err := s.registerMetrics(); err != nil {
+		return nil, err
 	}
 	s.unsubscribe = s.cat.Subscribe(s.onCatalogChange)
 	for _, sh := range s.eng.Shards() {
@@ -276,6 +290,7 @@ func (s *Server) onCatalogChange(ch catalog.Change) {
 	if old := ch.OldSource; old != nil {
 		s.rules.forget(old)
 	}
+	s.forgetEndpointMetrics(ch)
 	switch ch.Kind {
 	case catalog.SourceCreated, catalog.SourceUpdated:
 		if ch.OldSource == nil && ch.Source.RetentionDays == 0 {
@@ -367,6 +382,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // (431), a timeout (408), anything else malformed (400).
 func (s *Server) handleProtocolError(ctx *fasthttp.RequestCtx, err error) {
 	var small *fasthttp.ErrSmallBuffer
+	defer func() { s.countUnhandled(ctx, ctx.Response.StatusCode()) }()
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		sendDetail(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))

@@ -21,7 +21,8 @@ const (
 // for a source: normalise them (Logflare's rules), apply the source's drop
 // filter and message keys, append them to the source's shard (durable when
 // store returns nil), keep them for /recent, and count the request,
-// its stored events and its drops. fates, when not
+// its stored events (per route, with its body bytes: the worker's meter,
+// which the caller started) and its drops. fates, when not
 // nil, receives one fate per raw event; the stored events are w.events,
 // valid until the worker is reused.
 func (s *Server) store(w *ingestWorker, src *catalog.Source, raws []event.Value, fates []eventFate) error {
@@ -60,7 +61,7 @@ func (s *Server) store(w *ingestWorker, src *catalog.Source, raws []event.Value,
 		return err
 	}
 	s.recent.record(src.ID, w.events, &w.recent)
-	s.stats.accepted(src, len(w.events))
+	s.stats.accepted(src, w.meter.route, len(w.events), w.meter.take(len(raws)))
 	s.countDrops(src, DropFutureTimestamp, future, "timestamps more than an hour ahead of the server clock")
 	s.countDrops(src, DropRule, dropped, "the source's drop_lql_string matched")
 	return nil

@@ -309,6 +309,7 @@ func (s *Server) syslogFlush(b *syslogBatch, opts SyslogOptions, wait bool) {
 		s.countDrops(nil, DropRejected, len(res.Events), "syslog messages the listener could not store")
 		return
 	}
+	w.meter.start(routeIngestSyslog, len(b.buf), len(res.Events))
 	deadline := time.Now().Add(syslogUDPRetry)
 	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) {
 		err := s.store(w, src, res.Events, nil)

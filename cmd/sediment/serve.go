@@ -19,6 +19,7 @@ import (
 	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/httpapi"
+	"github.com/sediment/sediment/httpapi/metrics"
 	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/query/search"
 	"github.com/sediment/sediment/sql"
@@ -83,6 +84,9 @@ type serveConfig struct {
 	// SnapshotDir is where online snapshots are written (default
 	// <data-dir>/snapshots; see snapshot.go).
 	SnapshotDir string
+	// MetricsAccess says who may read GET /metrics without the private
+	// key (--metrics-public).
+	MetricsAccess httpapi.MetricsAccess
 }
 
 // defaultMinFreeDisk is --min-free-disk's default: room, once ingest is
@@ -132,6 +136,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&cfg.MaxEventFields, "max-event-fields", 0, "most fields one event may have, counting nested ones (default 1000, at most 9997): an event with more is stored with its first fields in the order it lists them, depth first, and the rest are counted per source, not stored")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "rewrite damaged write-ahead logs at startup, dropping only their damaged records (run `sediment fsck` first to see what is lost; the originals are kept in quarantine/)")
 	cfg.Syslog.register(fs)
+	fs.Var((*metricsAccessFlag)(&cfg.MetricsAccess), "metrics-public", metricsPublicUsage)
 	parseLimits := cfg.Limits.register(fs)
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "format of the server's log on stderr: text (key=value) or json (one object per line)")
 	fs.StringVar(&cfg.SnapshotDir, "snapshot-dir", "", "directory POST /api/admin/snapshot writes snapshots into (default <data-dir>/snapshots)")
@@ -345,6 +350,8 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	engOpts.MinFreeDiskBytes = cfg.MinFreeDisk
 	engOpts.MaxEventFields = cfg.MaxEventFields
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
+	reg := metrics.New(log.With("component", "metrics"))
+	engOpts.ObserveWALSync = reg.ObserveWALSync
 	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
@@ -389,6 +396,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		SnapshotDir: cfg.SnapshotDir, SnapshotFiles: []string{filepath.Join(cfg.DataDir, generatedKeysFile)},
 		Search: search.Options{MemoryLimit: perQuery, MemoryLimitSetting: "--query-memory", MemoryPool: pool}}
 	cfg.Limits.apply(&opts, cfg.MemoryLimit)
+	opts.Metrics, opts.MetricsAccess = reg, cfg.MetricsAccess
 	if deps.Runner != nil {
 		opts.Runner = deps.Runner(eng, cat, &endpoints.Options{Logger: log.With("component", "query"),
 			QueryMemory: perQuery, QueryMemorySetting: "--query-memory", QueryMemoryPool: pool})
@@ -440,7 +448,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	srv.SetReady()
 	log.Info("listening", "addr", a.addr.String(), "data_dir", cfg.DataDir, "ack_mode", cfg.AckMode.String(),
 		"sources", len(cat.Sources()), "endpoints", len(cat.Endpoints()),
-		"query_memory", sql.FormatBytes(perQuery), "query_memory_total", sql.FormatBytes(total))
+		"query_memory", sql.FormatBytes(perQuery), "query_memory_total", sql.FormatBytes(total), "metrics_public", cfg.MetricsAccess.String())
 	return a, nil
 }
 

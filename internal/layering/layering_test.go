@@ -52,7 +52,18 @@ var denyExternal = []struct {
 	{pkg: "catalog", deny: []string{"net/http", "github.com/valyala/fasthttp", module + "sql/parser"}, why: "the catalog gets its SQL validator injected and knows nothing of HTTP"},
 	{pkg: "ui", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "the explorer's files are served by httpapi"},
 	{pkg: "query", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "the query services know nothing of HTTP"},
+	// Metrics read the lower layers' state from httpapi/metrics; the
+	// engine reports what it keeps nowhere (fsync times) through a plain
+	// function (engine.Options.ObserveWALSync).
+	{pkg: "engine", deny: []string{prometheus}, why: "the engine knows nothing of Prometheus"},
+	{pkg: "sql", deny: []string{prometheus}, why: "SQL knows nothing of Prometheus"},
+	{pkg: "segment", deny: []string{prometheus}, why: "the storage format knows nothing of Prometheus"},
+	{pkg: "event", deny: []string{prometheus}, why: "the event model knows nothing of Prometheus"},
+	{pkg: "index", deny: []string{prometheus}, why: "the index format knows nothing of Prometheus"},
 }
+
+// prometheus is the module path prefix of Prometheus's Go libraries.
+const prometheus = "github.com/prometheus"
 
 // TestLayersComplete fails when a top-level folder with Go code has no
 // rank, so that a new folder gets a place in the diagram.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sediment/sediment/catalog"
@@ -26,6 +27,30 @@ type cache struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	bytes   int64
+
+	// hits counts requests a stored result answered; misses those that
+	// ran the query or waited for a run of it (see CacheStats).
+	hits, misses atomic.Int64
+}
+
+// CacheStats describes the endpoint result cache, for metrics.
+type CacheStats struct {
+	// Hits counts endpoint calls a stored result answered, Misses those
+	// that ran the query or waited for an identical run, since the
+	// service started. Calls to endpoints without caching count in
+	// neither.
+	Hits, Misses int64
+	// Entries and Bytes are the results held now and their size.
+	Entries int
+	Bytes   int64
+}
+
+// CacheStats returns the result cache's counts.
+func (s *Service) CacheStats() CacheStats {
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Entries: len(c.entries), Bytes: c.bytes}
 }
 
 type entry struct {
@@ -97,8 +122,10 @@ func (c *cache) lookup(ctx context.Context, ep *catalog.Endpoint, params map[str
 		e.lastAccess = now
 		body := e.body
 		c.mu.Unlock()
+		c.hits.Add(1)
 		return body, true, nil
 	}
+	c.misses.Add(1)
 	if e != nil && e.inflight != nil {
 		cl := e.inflight
 		e.lastAccess = now
@@ -151,6 +178,7 @@ func (c *cache) fresh(ep *catalog.Endpoint, params map[string]string) ([]byte, b
 		return nil, false
 	}
 	e.lastAccess = now
+	c.hits.Add(1)
 	return e.body, true
 }
 

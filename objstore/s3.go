@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -19,6 +20,7 @@ import (
 type S3 struct {
 	cfg    S3Config
 	client *minio.Client
+	core   minio.Core // for Get: its answer keeps the headers (Content-Range)
 }
 
 // shaMetaKey is the user metadata (x-amz-meta-sediment-sha256) Put stores
@@ -71,7 +73,7 @@ func OpenS3(cfg S3Config) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("objstore: %s: %w", cfg, err)
 	}
-	return &S3{cfg: cfg, client: client}, nil
+	return &S3{cfg: cfg, client: client, core: minio.Core{Client: client}}, nil
 }
 
 // String implements Store.
@@ -124,15 +126,8 @@ func (s *S3) Get(ctx context.Context, key string, opts GetOptions) (io.ReadClose
 			return nil, ObjectInfo{}, opErr("get", key, nil, err)
 		}
 	}
-	// GetObject sends the request lazily; Stat forces it, so that errors
-	// (missing key, failed precondition, unreachable store) come from here.
-	obj, err := s.client.GetObject(ctx, s.cfg.Bucket, s.full(key), o)
+	body, st, hdr, err := s.core.GetObject(ctx, s.cfg.Bucket, s.full(key), o)
 	if err != nil {
-		return nil, ObjectInfo{}, s.classify("get", key, err)
-	}
-	st, err := obj.Stat()
-	if err != nil {
-		obj.Close()
 		if r := minio.ToErrorResponse(err); r.Code == "InvalidRange" {
 			// The range starts at or past the end: nothing to read.
 			info, herr := s.Head(ctx, key)
@@ -144,25 +139,35 @@ func (s *S3) Get(ctx context.Context, key string, opts GetOptions) (io.ReadClose
 		return nil, ObjectInfo{}, s.classify("get", key, err)
 	}
 	info := s.info(key, st)
-	return &s3Body{obj: obj, s: s, key: key}, info, nil
+	if cr := hdr.Get("Content-Range"); cr != "" {
+		// "bytes 100-149/16000": the object's size is after the slash
+		// (the info's is the range's).
+		total, err := strconv.ParseInt(cr[strings.LastIndexByte(cr, '/')+1:], 10, 64)
+		if err != nil {
+			body.Close()
+			return nil, ObjectInfo{}, opErr("get", key, nil, fmt.Errorf("bad Content-Range %q", cr))
+		}
+		info.Size = total
+	}
+	return &s3Body{rc: body, s: s, key: key}, info, nil
 }
 
 // s3Body classifies the errors of reading a Get's body.
 type s3Body struct {
-	obj *minio.Object
+	rc  io.ReadCloser
 	s   *S3
 	key string
 }
 
 func (b *s3Body) Read(p []byte) (int, error) {
-	n, err := b.obj.Read(p)
+	n, err := b.rc.Read(p)
 	if err != nil && err != io.EOF {
 		err = b.s.classify("get", b.key, err)
 	}
 	return n, err
 }
 
-func (b *s3Body) Close() error { return b.obj.Close() }
+func (b *s3Body) Close() error { return b.rc.Close() }
 
 // Put implements Store.
 func (s *S3) Put(ctx context.Context, key string, body io.ReaderAt, size int64, opts PutOptions) (ObjectInfo, error) {
@@ -207,10 +212,14 @@ func (s *S3) Put(ctx context.Context, key string, body io.ReaderAt, size int64, 
 			// can no longer be read back.
 			return info, opErr("put", key, ErrPrecondition, fmt.Errorf("replaced before its checksum could be read back (etag %s, now %s)", up.ETag, h.ETag))
 		}
-		if !h.Sum.HasCRC {
+		switch {
+		case h.Sum.HasCRC:
+			crc = h.Sum.CRC32C
+		case h.Size == 0 && size == 0:
+			crc = 0 // stores keep no checksum of nothing
+		default:
 			return info, opErr("put", key, ErrChecksum, errors.New("the store reports no CRC32-C for the object"))
 		}
-		crc = h.Sum.CRC32C
 		info.Modified = h.Modified
 	}
 	info.Sum.CRC32C, info.Sum.HasCRC = crc, true

@@ -10,6 +10,7 @@ package miniotest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -34,7 +35,6 @@ type Server struct {
 	Endpoint string
 	dir      string
 	bin      string
-	t        testing.TB
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	exited   chan struct{}
@@ -112,29 +112,56 @@ func tail(b []byte, n int) []byte {
 	return b
 }
 
-// Start runs a MinIO server for the test and stops it when the test ends.
-// It skips the test when MinIO cannot be installed, or fails it in CI.
-func Start(t testing.TB) *Server {
-	t.Helper()
+// NoBinaryError says MinIO could not be found or installed.
+type NoBinaryError struct{ Err error }
+
+func (e *NoBinaryError) Error() string { return "MinIO not available: " + e.Err.Error() }
+
+// Launch starts a MinIO server keeping its data and log in dir; the
+// caller stops it. An error is a *NoBinaryError when MinIO is missing.
+func Launch(dir string) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
-		if inCI() {
-			t.Fatalf("MinIO is needed under CI: %v", err)
-		}
-		t.Skipf("MinIO not available: %v", err)
+		return nil, &NoBinaryError{err}
 	}
-	s := &Server{dir: t.TempDir(), bin: bin, t: t}
-	s.logPath = filepath.Join(s.dir, "minio.log")
+	s := &Server{dir: dir, bin: bin, logPath: filepath.Join(dir, "minio.log")}
 	port, err := freePort()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s.Endpoint = fmt.Sprintf("127.0.0.1:%d", port)
 	if err := s.start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
+	return s, nil
+}
+
+// Start runs a MinIO server for the test and stops it when the test ends
+// (Require says what happens when it cannot).
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s, err := Launch(t.TempDir())
+	Require(t, err)
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// Require ends the test when err (from Launch) is not nil: it skips when
+// MinIO is missing, except under CI where it fails, and fails on any other
+// error.
+func Require(t testing.TB, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var nb *NoBinaryError
+	if errors.As(err, &nb) && !inCI() {
+		t.Skip(err)
+	}
+	if errors.As(err, &nb) {
+		t.Fatalf("MinIO is needed under CI (.ci/run installs it): %v", err)
+	}
+	t.Fatal(err)
 }
 
 func freePort() (int, error) {
@@ -218,12 +245,7 @@ func (s *Server) killLocked() {
 }
 
 // Restart starts a stopped server again on the same address and data.
-func (s *Server) Restart() {
-	s.t.Helper()
-	if err := s.start(); err != nil {
-		s.t.Fatal(err)
-	}
-}
+func (s *Server) Restart() error { return s.start() }
 
 // Log returns what the server printed, for a failing test's message.
 func (s *Server) Log() string {

@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ var layers = map[string]int{
 	"event":    1, // the event model and its codecs
 	"segment":  1, // segment file format
 	"index":    1, // index format
+	"objstore": 1, // object storage: S3 store, manifests, segment cache
 	"sql":      1, // SQL compiler and executor; reads storage through sql/scan
 	"ui":       1, // the web explorer's embedded files (httpapi serves them)
 	"engine":   2, // storage: shards, WAL, head, flush, compaction, scan
@@ -52,6 +54,17 @@ var denyExternal = []struct {
 	{pkg: "catalog", deny: []string{"net/http", "github.com/valyala/fasthttp", module + "sql/parser"}, why: "the catalog gets its SQL validator injected and knows nothing of HTTP"},
 	{pkg: "ui", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "the explorer's files are served by httpapi"},
 	{pkg: "query", deny: []string{"net/http", "github.com/valyala/fasthttp"}, why: "the query services know nothing of HTTP"},
+	{pkg: "objstore", deny: []string{"github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "object storage speaks S3 through minio-go only"},
+}
+
+// onlyIn lists external modules that only the named top-level folders'
+// non-test files may import.
+var onlyIn = []struct {
+	module string
+	pkgs   []string
+	why    string
+}{
+	{module: "github.com/minio/minio-go", pkgs: []string{"objstore"}, why: "the S3 client stays behind objstore.Store"},
 }
 
 // TestLayersComplete fails when a top-level folder with Go code has no
@@ -119,6 +132,11 @@ func TestPackageLayers(t *testing.T) {
 					if path == d || strings.HasPrefix(path, d+"/") {
 						t.Errorf("%s imports %s: %s", rel, path, rule.why)
 					}
+				}
+			}
+			for _, rule := range onlyIn {
+				if (path == rule.module || strings.HasPrefix(path, rule.module+"/")) && !slices.Contains(rule.pkgs, top) {
+					t.Errorf("%s imports %s: %s", rel, path, rule.why)
 				}
 			}
 			if own, ok := strings.CutPrefix(path, module); ok {

@@ -31,6 +31,7 @@ var layers = map[string]int{
 	"engine":   2, // storage: shards, WAL, head, flush, compaction, scan
 	"lql":      2, // LQL parser, SQL translation and single-event matcher
 	"catalog":  3, // sources, endpoints, tokens
+	"remote":   3, // engine.Remote on objstore: segments in object storage
 	"query":    4, // endpoint and search services over engine, catalog and sql
 	"httpapi":  5, // routes
 	"bench":    6, // load generators and suites

@@ -219,7 +219,7 @@ func (s *Server) start() error {
 
 func ready(endpoint string) bool {
 	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + endpoint + "/minio/health/ready")
+	resp, err := c.Get("http://" + endpoint + "/minio/health/cluster")
 	if err != nil {
 		return false
 	}

@@ -309,3 +309,74 @@ func TestCacheFileReadOnly(t *testing.T) {
 		t.Fatalf("truncate: %v", err)
 	}
 }
+
+// FuzzCacheChunkFile: any bytes as a cached chunk file read back as the
+// chunk only when they are that chunk and its CRC; never a panic, and no
+// allocation beyond the file's size.
+func FuzzCacheChunkFile(f *testing.F) {
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/c")
+	writeChunkFile(fs, "/c/seed", []byte("chunk bytes"))
+	seed, _ := vfs.ReadFile(fs, "/c/seed")
+	f.Add(seed, int64(11))
+	f.Add(seed[:5], int64(11))
+	f.Add([]byte{}, int64(0))
+	f.Fuzz(func(t *testing.T, file []byte, want int64) {
+		if want < 0 || want > 1<<20 {
+			t.Skip()
+		}
+		fs := vfs.NewMemFS()
+		fs.MkdirAll("/c")
+		if err := vfs.WriteFileAtomic(fs, "/c/x", file); err != nil {
+			t.Fatal(err)
+		}
+		data, err := readChunkFile(fs, "/c/x", want)
+		if err != nil {
+			return
+		}
+		if int64(len(data)) != want || !bytes.Equal(data, file[:want]) {
+			t.Fatalf("read %d bytes from a file of %d, want %d", len(data), len(file), want)
+		}
+	})
+}
+
+// BenchmarkCacheReadAt reads 64 KiB at random offsets of a 16 MiB object
+// through a cache of 256 KiB chunks on the OS file system: "hit" with
+// every chunk cached, "miss" with a cache too small to keep any (each read
+// fetches from an in-memory store).
+//
+//	go test ./objstore -run '^$' -bench CacheReadAt -count 6 | tee new.txt
+func BenchmarkCacheReadAt(b *testing.B) {
+	const size, read = 16 << 20, 64 << 10
+	m := NewMemStore(nil)
+	data := randomBytes(size, 7)
+	info, err := m.Put(context.Background(), "obj", bytes.NewReader(data), size, PutOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name     string
+		maxBytes int64
+	}{{"hit", 2 * size}, {"miss", 1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c, err := OpenCache(m, CacheOptions{Dir: b.TempDir(), MaxBytes: bc.maxBytes})
+			if err != nil {
+				b.Fatal(err)
+			}
+			f, _ := c.Open(context.Background(), "obj", info)
+			if bc.name == "hit" {
+				io.Copy(io.Discard, io.NewSectionReader(f, 0, size))
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			buf := make([]byte, read)
+			b.SetBytes(read)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := f.ReadAt(buf, r.Int64N(size-read)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -65,6 +65,11 @@ func ParseSegmentName(name string) (node string, seq uint64, ok bool) {
 	if !found || !ValidID(node) || len(file) != 16+len(".seg") || !strings.HasSuffix(file, ".seg") {
 		return "", 0, false
 	}
+	for i := 0; i < 16; i++ { // lower-case hex only: one name per segment
+		if c := file[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return "", 0, false
+		}
+	}
 	seq, err := strconv.ParseUint(file[:16], 16, 64)
 	if err != nil {
 		return "", 0, false

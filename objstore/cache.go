@@ -24,18 +24,26 @@ import (
 
 // The cache keeps byte ranges of objects in a local directory:
 //
-//	<dir>/<object dir>/<chunk index:%016x>.chunk    the chunk's bytes, then
-//	                                                their CRC-32C (4 bytes LE)
+//	<dir>/<object dir>/<chunk index:%016x>.chunk      a chunk (below)
 //	<dir>/<object dir>/<chunk index:%016x>.chunk.tmp  a chunk being written
 //
+//	chunk file: +--------------------------+----------------------------------+
+//	            | data: the chunk's bytes  | CRC-32C of each 16 KiB piece of  |
+//	            | (ChunkBytes, or less for | data, in order, 4 bytes LE each  |
+//	            | the object's last chunk) | (the last piece may be shorter)  |
+//	            +--------------------------+----------------------------------+
+//
+// A read of a cached chunk reads and checks only the pieces it needs.
 // An object is cut into chunks of ChunkBytes aligned on multiples of it
 // (the last one shorter); a read fetches the chunks it touches that are
 // not here, adjacent ones in one ranged GET. The object directory's name
 // is a hash of the object's key and version (size and CRC-32C, or size
-// and ETag when the store reports no checksum), so a cached chunk is only
+// and ETag when the store reports no checksum) and of the chunk size, so a
+// cached chunk is only
 // ever read for the version it came from, also after a restart: a new
-// version gets a new directory and the old one ages out. A chunk that
-// fails its CRC (a torn write, a bad disk) is dropped and fetched again.
+// version gets a new directory and the old one ages out. A chunk whose
+// piece fails its CRC (a torn write, a bad disk) is dropped and fetched
+// again.
 //
 // Chunks are written to a temporary file and renamed, without fsync: a
 // cache loses nothing it cannot fetch again, and the CRC catches what a
@@ -115,6 +123,12 @@ type CacheStats struct {
 
 const chunkExt = ".chunk"
 
+// pieceBytes is the unit a chunk file's CRCs cover.
+const pieceBytes = 16 << 10
+
+// chunkFileSize is the size of the file of a chunk of n bytes.
+func chunkFileSize(n int64) int64 { return n + 4*((n+pieceBytes-1)/pieceBytes) }
+
 // OpenCache opens (or creates) the cache in opts.Dir, taking over the
 // chunks a previous run left there (evicting down to MaxBytes), and
 // returns it. What the previous run used most recently is not known:
@@ -185,7 +199,7 @@ func (c *Cache) load() error {
 				continue
 			}
 			size, err := fileSize(fs, p)
-			if err != nil || size < 4 || size > c.opts.ChunkBytes+4 {
+			if err != nil || size < 4 || size > chunkFileSize(c.opts.ChunkBytes) {
 				fs.Remove(p)
 				continue
 			}
@@ -228,13 +242,14 @@ func parseChunkName(n string) (int64, bool) {
 	return int64(v), err == nil
 }
 
-// objectDir names the directory of one version of an object.
-func objectDir(info ObjectInfo) string {
+// objectDir names the directory of one version of an object cut into
+// chunks of chunkBytes.
+func objectDir(info ObjectInfo, chunkBytes int64) string {
 	version := info.ETag
 	if info.Sum.HasCRC {
 		version = fmt.Sprintf("crc32c:%08x", info.Sum.CRC32C)
 	}
-	h := sha256.Sum256([]byte(info.Key + "\x00" + strconv.FormatInt(info.Size, 10) + "\x00" + version))
+	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%s\x00%d", info.Key, info.Size, version, chunkBytes))
 	return hex.EncodeToString(h[:16])
 }
 
@@ -255,7 +270,7 @@ func (c *Cache) Open(ctx context.Context, key string, info ObjectInfo) (*File, e
 	if info.Size < 0 {
 		return nil, fmt.Errorf("objstore: %s: bad size %d", key, info.Size)
 	}
-	return &File{c: c, info: info, obj: objectDir(info)}, nil
+	return &File{c: c, info: info, obj: objectDir(info, c.opts.ChunkBytes)}, nil
 }
 
 // Stats returns the cache's counters.
@@ -275,17 +290,26 @@ func (c *Cache) Close() error {
 	return nil
 }
 
-// readChunks returns chunks [first, last] of f's object, each complete
-// (the last one of the object may be short), fetching what is missing.
-func (c *Cache) readChunks(f *File, first, last int64) ([][]byte, error) {
-	out := make([][]byte, last-first+1)
+// span is bytes of an object starting at off.
+type span struct {
+	off  int64
+	data []byte
+}
+
+// readRange returns bytes [off, end) of f's object as one span per chunk
+// they touch (each covering at least its part of the range), fetching the
+// chunks that are not cached.
+func (c *Cache) readRange(f *File, off, end int64) ([]span, error) {
+	cs := c.opts.ChunkBytes
+	first, last := off/cs, (end-1)/cs
+	out := make([]span, last-first+1)
 	for attempt := 0; ; attempt++ {
 		var local, owned []int64
 		var waits []*chunkFetch
 		var waitIdx []int64
 		c.mu.Lock()
 		for idx := first; idx <= last; idx++ {
-			if out[idx-first] != nil {
+			if out[idx-first].data != nil {
 				continue
 			}
 			id := chunkID{f.obj, idx}
@@ -306,7 +330,7 @@ func (c *Cache) readChunks(f *File, first, last int64) ([][]byte, error) {
 		// Ours to fetch, in runs of adjacent chunks.
 		for len(owned) > 0 {
 			n := 1
-			for n < len(owned) && owned[n] == owned[n-1]+1 && int64(n+1)*c.opts.ChunkBytes <= c.opts.MaxFetchBytes {
+			for n < len(owned) && owned[n] == owned[n-1]+1 && int64(n+1)*cs <= c.opts.MaxFetchBytes {
 				n++
 			}
 			run := owned[:n]
@@ -317,18 +341,19 @@ func (c *Cache) readChunks(f *File, first, last int64) ([][]byte, error) {
 			}
 			for i, idx := range run {
 				if err == nil {
-					out[idx-first] = data[i]
+					out[idx-first] = span{off: idx * cs, data: data[i]}
 				}
 			}
 		}
 		missing := false
 		for _, idx := range local {
-			data, err := c.readLocal(f, idx)
+			base := idx * cs
+			sp, err := c.readLocal(f, idx, max(off, base)-base, min(end, base+cs)-base)
 			if err != nil {
 				missing = true // evicted or damaged meanwhile: fetch it
 				continue
 			}
-			out[idx-first] = data
+			out[idx-first] = sp
 		}
 		for i, fe := range waits {
 			select {
@@ -342,7 +367,7 @@ func (c *Cache) readChunks(f *File, first, last int64) ([][]byte, error) {
 				}
 				continue
 			}
-			out[waitIdx[i]-first] = fe.data
+			out[waitIdx[i]-first] = span{off: waitIdx[i] * cs, data: fe.data}
 		}
 		if firstErr != nil {
 			return nil, firstErr
@@ -416,7 +441,7 @@ func (c *Cache) get(f *File, off, n int64) ([]byte, error) {
 // store1 writes a fetched chunk to disk and accounts it, evicting what it
 // must. A chunk larger than the whole cache is not kept.
 func (c *Cache) store1(f *File, idx int64, data []byte) {
-	size := int64(len(data)) + 4
+	size := chunkFileSize(int64(len(data)))
 	if size > c.opts.MaxBytes {
 		return
 	}
@@ -460,7 +485,11 @@ func writeChunkFile(fs vfs.FS, p string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	buf := binary.LittleEndian.AppendUint32(append(make([]byte, 0, len(data)+4), data...), crc32.Checksum(data, castagnoli))
+	buf := make([]byte, 0, chunkFileSize(int64(len(data))))
+	buf = append(buf, data...)
+	for lo := 0; lo < len(data); lo += pieceBytes {
+		buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(data[lo:min(lo+pieceBytes, len(data))], castagnoli))
+	}
 	_, err = w.Write(buf)
 	return errors.Join(err, w.Close())
 }
@@ -501,15 +530,16 @@ func (c *Cache) chunkPath(id chunkID) string {
 	return filepath.Join(c.opts.Dir, id.obj, chunkName(id.idx))
 }
 
-// readLocal reads a cached chunk and checks it; a chunk that is gone or
+// readLocal reads bytes [lo, hi) of cached chunk idx (offsets within
+// the chunk), checking the pieces it reads; a chunk that is gone or
 // damaged is dropped from the index and reported as an error.
-func (c *Cache) readLocal(f *File, idx int64) ([]byte, error) {
+func (c *Cache) readLocal(f *File, idx, lo, hi int64) (span, error) {
 	id := chunkID{f.obj, idx}
-	want := min(c.opts.ChunkBytes, f.info.Size-idx*c.opts.ChunkBytes)
-	data, err := readChunkFile(c.opts.FS, c.chunkPath(id), want)
+	n := min(c.opts.ChunkBytes, f.info.Size-idx*c.opts.ChunkBytes)
+	data, from, err := readChunkFile(c.opts.FS, c.chunkPath(id), n, lo, hi)
 	if err == nil {
 		c.hits.Add(1)
-		return data, nil
+		return span{off: idx*c.opts.ChunkBytes + from, data: data}, nil
 	}
 	if !errors.Is(err, iofs.ErrNotExist) {
 		c.damaged.Add(1)
@@ -523,30 +553,44 @@ func (c *Cache) readLocal(f *File, idx int64) ([]byte, error) {
 		c.opts.FS.Remove(c.chunkPath(id))
 	}
 	c.mu.Unlock()
-	return nil, err
+	return span{}, err
 }
 
-// readChunkFile reads a chunk file of want data bytes and checks its CRC.
-func readChunkFile(fs vfs.FS, p string, want int64) ([]byte, error) {
+// readChunkFile reads the pieces covering bytes [lo, hi) of the file of
+// a chunk of n bytes, checks their CRCs, and returns them with the offset
+// in the chunk of their first byte.
+func readChunkFile(fs vfs.FS, p string, n, lo, hi int64) ([]byte, int64, error) {
+	if lo < 0 || hi > n || lo > hi {
+		return nil, 0, fmt.Errorf("bad range %d..%d of a chunk of %d bytes", lo, hi, n)
+	}
 	r, err := fs.Open(p)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer r.Close()
 	size, err := r.Size()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if size != want+4 {
-		return nil, fmt.Errorf("%w: chunk of %d bytes, expected %d", ErrChecksum, size, want+4)
+	if size != chunkFileSize(n) {
+		return nil, 0, fmt.Errorf("%w: chunk file of %d bytes, expected %d", ErrChecksum, size, chunkFileSize(n))
 	}
-	buf := make([]byte, size)
-	if n, err := r.ReadAt(buf, 0); int64(n) != size {
-		return nil, fmt.Errorf("read chunk: %w", err)
+	p0 := lo / pieceBytes
+	p1 := max((hi+pieceBytes-1)/pieceBytes, p0+1) // at least one piece
+	from, to := p0*pieceBytes, min(p1*pieceBytes, n)
+	data := make([]byte, to-from)
+	sums := make([]byte, 4*(p1-p0))
+	if k, err := r.ReadAt(data, from); int64(k) != to-from {
+		return nil, 0, fmt.Errorf("read chunk: %w", err)
 	}
-	data := buf[:want]
-	if got, stored := crc32.Checksum(data, castagnoli), binary.LittleEndian.Uint32(buf[want:]); got != stored {
-		return nil, fmt.Errorf("%w: chunk crc32c:%08x, computed crc32c:%08x", ErrChecksum, stored, got)
+	if k, err := r.ReadAt(sums, n+4*p0); k != len(sums) {
+		return nil, 0, fmt.Errorf("read chunk checksums: %w", err)
 	}
-	return data, nil
+	for i := range p1 - p0 {
+		piece := data[i*pieceBytes : min((i+1)*pieceBytes, int64(len(data)))]
+		if got, stored := crc32.Checksum(piece, castagnoli), binary.LittleEndian.Uint32(sums[4*i:]); got != stored {
+			return nil, 0, fmt.Errorf("%w: chunk piece %d: crc32c:%08x, computed crc32c:%08x", ErrChecksum, p0+i, stored, got)
+		}
+	}
+	return data, from, nil
 }

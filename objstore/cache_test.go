@@ -163,7 +163,7 @@ func TestCacheDamagedChunk(t *testing.T) {
 	}
 	f, _ := c.Open(ctx, "obj", info)
 	readAt(t, f, 1100, 10)
-	p := filepath.Join("/c", objectDir(info), chunkName(1))
+	p := filepath.Join("/c", objectDir(info, 1024), chunkName(1))
 	w, err := fs.OpenRW(p)
 	if err != nil {
 		t.Fatal(err)
@@ -318,10 +318,10 @@ func FuzzCacheChunkFile(f *testing.F) {
 	fs.MkdirAll("/c")
 	writeChunkFile(fs, "/c/seed", []byte("chunk bytes"))
 	seed, _ := vfs.ReadFile(fs, "/c/seed")
-	f.Add(seed, int64(11))
-	f.Add(seed[:5], int64(11))
-	f.Add([]byte{}, int64(0))
-	f.Fuzz(func(t *testing.T, file []byte, want int64) {
+	f.Add(seed, int64(11), int64(2), int64(5))
+	f.Add(seed[:5], int64(11), int64(0), int64(11))
+	f.Add([]byte{}, int64(0), int64(0), int64(0))
+	f.Fuzz(func(t *testing.T, file []byte, want, lo, hi int64) {
 		if want < 0 || want > 1<<20 {
 			t.Skip()
 		}
@@ -330,12 +330,12 @@ func FuzzCacheChunkFile(f *testing.F) {
 		if err := vfs.WriteFileAtomic(fs, "/c/x", file); err != nil {
 			t.Fatal(err)
 		}
-		data, err := readChunkFile(fs, "/c/x", want)
+		data, from, err := readChunkFile(fs, "/c/x", want, lo, hi)
 		if err != nil {
 			return
 		}
-		if int64(len(data)) != want || !bytes.Equal(data, file[:want]) {
-			t.Fatalf("read %d bytes from a file of %d, want %d", len(data), len(file), want)
+		if from > lo || from+int64(len(data)) < hi || !bytes.Equal(data, file[from:from+int64(len(data))]) {
+			t.Fatalf("read [%d,+%d) of a file of %d for [%d,%d)", from, len(data), len(file), lo, hi)
 		}
 	})
 }

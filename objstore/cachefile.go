@@ -48,18 +48,15 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	if end == off {
 		return 0, nil
 	}
-	cs := f.c.opts.ChunkBytes
-	first, last := off/cs, (end-1)/cs
-	chunks, err := f.c.readChunks(f, first, last)
+	spans, err := f.c.readRange(f, off, end)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for i, ch := range chunks {
-		base := (first + int64(i)) * cs
-		lo := max(off-base, 0)
-		hi := min(end-base, int64(len(ch)))
-		n += copy(p[n:], ch[lo:hi])
+	for _, sp := range spans {
+		lo := max(off, sp.off)
+		hi := min(end, sp.off+int64(len(sp.data)))
+		n += copy(p[lo-off:], sp.data[lo-sp.off:hi-sp.off])
 	}
 	if int64(n) < int64(len(p)) {
 		return n, io.EOF

@@ -28,7 +28,9 @@ type Remote interface {
 	// call into the engine.
 	SegmentsReplaced(shard string, added *RemoteSegment, removed []uint64)
 	// OpenSegment opens the remote copy of segment id of shard for
-	// reading, as segment.Open reads a local file.
+	// reading, as segment.Open reads a local file. (The engine does not
+	// call it yet: it will when listed segments' local files become a
+	// cache; see docs/scale.md.)
 	OpenSegment(ctx context.Context, shard string, id uint64) (vfs.File, error)
 }
 

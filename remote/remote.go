@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"log/slog"
 	"slices"
 	"sync"
@@ -63,7 +64,7 @@ type Segments struct {
 	wake    chan struct{}        // signalled when a change is queued
 	lastErr error
 
-	uploaded, uploadedBytes, delisted, skipped, failures atomic.Int64
+	uploaded, uploadedBytes, delisted, skipped, abandoned, failures atomic.Int64
 }
 
 // change is one engine.Remote call to publish.
@@ -136,8 +137,10 @@ func (r *Segments) OpenSegment(ctx context.Context, shard string, id uint64) (vf
 type Stats struct {
 	// Uploaded segments and their bytes; Delisted segments removed from
 	// manifests; Skipped segments replaced before they were uploaded
-	// (their replacement carries their data).
-	Uploaded, UploadedBytes, Delisted, Skipped int64
+	// (their replacement carries their data); Abandoned segments whose
+	// local file was gone (set aside as damaged) before they could be
+	// uploaded.
+	Uploaded, UploadedBytes, Delisted, Skipped, Abandoned int64
 	// Failures counts failed attempts (each retried); LastError is the
 	// latest, nil once an attempt succeeds.
 	Failures  int64
@@ -156,7 +159,7 @@ func (r *Segments) Stats() Stats {
 	last := r.lastErr
 	r.mu.Unlock()
 	return Stats{Uploaded: r.uploaded.Load(), UploadedBytes: r.uploadedBytes.Load(), Delisted: r.delisted.Load(),
-		Skipped: r.skipped.Load(), Failures: r.failures.Load(), LastError: last, Pending: pending}
+		Skipped: r.skipped.Load(), Abandoned: r.abandoned.Load(), Failures: r.failures.Load(), LastError: last, Pending: pending}
 }
 
 // Drain waits until every change queued so far is published, or ctx
@@ -313,6 +316,16 @@ func (r *Segments) publish(shard string, c *change) error {
 	}
 	a := c.added
 	f, err := r.opts.FS.Open(a.Path)
+	if errors.Is(err, iofs.ErrNotExist) {
+		// Set aside as damaged after it was published (the engine moved
+		// it to quarantine/): it cannot be uploaded, and what it replaced
+		// stays listed, the store's copies being intact. Startup
+		// reconciliation (next phase) settles the manifest.
+		r.abandoned.Add(1)
+		r.opts.Logger.Error("remote: segment gone before it could be uploaded; the manifest keeps what it replaced", "source", shard, "segment", a.Path)
+		a.Done()
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("remote: open segment %s: %w", a.Path, err)
 	}

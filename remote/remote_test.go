@@ -305,3 +305,29 @@ func TestStoreAwayThenBack(t *testing.T) {
 		t.Fatalf("local segments %v, want the compacted one only", names)
 	}
 }
+
+// TestSegmentGoneBeforeUpload: a segment whose file is gone before it
+// could be uploaded (set aside as damaged) is abandoned, counted, and does
+// not block the changes after it.
+func TestSegmentGoneBeforeUpload(t *testing.T) {
+	store := objstore.NewMemStore(nil)
+	r := newRig(t, store, vfs.NewMemFS(), "/data", "/cache", 1<<20)
+	store.SetDown(true)
+	r.ingest(0, 100)
+	names, _ := r.fs.List("/data/sources/src/segments")
+	if len(names) != 1 {
+		t.Fatalf("segments %v", names)
+	}
+	if err := r.fs.Rename("/data/sources/src/segments/"+names[0], "/data/sources/src/"+names[0]); err != nil {
+		t.Fatal(err)
+	}
+	r.ingest(100, 100)
+	store.SetDown(false)
+	r.drain()
+	if st := r.rem.Stats(); st.Abandoned != 1 || st.Uploaded != 1 {
+		t.Fatalf("stats %+v, want one abandoned and one uploaded", st)
+	}
+	if m := r.manifest(); len(m.Segments) != 1 || liveRows(m) != 100 {
+		t.Fatalf("manifest %+v", m.Segments)
+	}
+}

@@ -106,7 +106,9 @@ func (s *Shard) replaceSegments(group []*segRef, ref *segRef) {
 		s.segs = append(s.segs, ref)
 		s.sortSegs()
 	}
+	s.noteRemoteLocked(ref, group)
 	s.mu.Unlock()
+	s.deliverRemote()
 	for _, g := range gone {
 		g.removed.Store(true)
 		g.release() // the list's reference

@@ -187,6 +187,11 @@ type Options struct {
 	// each failure in a row up to BackgroundRetryMax (default 1 minute).
 	BackgroundRetryMin time.Duration
 	BackgroundRetryMax time.Duration
+
+	// Remote, when set, is told of every segment published and removed,
+	// to keep copies in object storage (see Remote). Nil (the default):
+	// segments live on local disk only.
+	Remote Remote
 }
 
 func (o *Options) withDefaults() (*Options, error) {

@@ -78,7 +78,9 @@ func (s *Shard) rewriteDamaged() (int, error) {
 		s.sortSegs()
 	}
 	s.lost = append(slices.Clip(s.lost), lost...)
+	s.noteRemoteLocked(ref, []*segRef{sg})
 	s.mu.Unlock()
+	s.deliverRemote()
 	cause := errors.New("rewritten without its damaged blocks")
 	if len(lost) == 0 {
 		cause = errors.New("rewritten with a new index (the old one was damaged; nothing lost)")

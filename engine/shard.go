@@ -69,6 +69,7 @@ type Shard struct {
 	frozen  []*head
 	segs    []*segRef // sorted by minTime, then id
 	nextSeg uint64
+	remote  remoteQueue // changes of segs for Options.Remote
 	// failed is set when the log could not be written: the shard then
 	// refuses events, since it cannot promise durability.
 	failed error
@@ -1129,7 +1130,9 @@ func (s *Shard) flushHead(h *head) error {
 		s.sortSegs()
 	}
 	s.frozen = slices.DeleteFunc(s.frozen, func(x *head) bool { return x == h })
+	s.noteRemoteLocked(ref, nil)
 	s.mu.Unlock()
+	s.deliverRemote()
 	h.mu.RLock()
 	s.eng.mem.total.Add(-int64(h.bytes))
 	h.mu.RUnlock()

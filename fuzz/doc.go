@@ -1,8 +1,9 @@
 // Package fuzz holds Sediment's fuzz targets: one per decoder and parser
 // that takes outside bytes (ingest bodies, logplex lines, event
 // normalisation, write-ahead logs, segment files and their footers, index
-// directories, SQL, LQL) and one that plans and executes random SQL
-// predicates over a small engine and checks three-valued logic. Each target
+// directories, object store manifests, SQL, LQL) and one that plans and
+// executes random SQL predicates over a small engine and checks
+// three-valued logic. Each target
 // is seeded with representative inputs of its package's tests (and the
 // corpora under testdata/fuzz), calls only exported APIs, and fails on a
 // panic, on an error of the wrong kind, on a broken round trip or

@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,11 +25,13 @@ var layers = map[string]int{
 	"event":    1, // the event model and its codecs
 	"segment":  1, // segment file format
 	"index":    1, // index format
+	"objstore": 1, // object storage: S3 store, manifests, segment cache
 	"sql":      1, // SQL compiler and executor; reads storage through sql/scan
 	"ui":       1, // the web explorer's embedded files (httpapi serves them)
 	"engine":   2, // storage: shards, WAL, head, flush, compaction, scan
 	"lql":      2, // LQL parser, SQL translation and single-event matcher
 	"catalog":  3, // sources, endpoints, tokens
+	"remote":   3, // engine.Remote on objstore: segments in object storage
 	"query":    4, // endpoint and search services over engine, catalog and sql
 	"httpapi":  5, // routes
 	"bench":    6, // load generators and suites
@@ -60,6 +63,17 @@ var denyExternal = []struct {
 	{pkg: "segment", deny: []string{prometheus}, why: "the storage format knows nothing of Prometheus"},
 	{pkg: "event", deny: []string{prometheus}, why: "the event model knows nothing of Prometheus"},
 	{pkg: "index", deny: []string{prometheus}, why: "the index format knows nothing of Prometheus"},
+	{pkg: "objstore", deny: []string{"github.com/valyala/fasthttp", "github.com/goccy/go-json"}, why: "object storage speaks S3 through minio-go only"},
+}
+
+// onlyIn lists external modules that only the named top-level folders'
+// non-test files may import.
+var onlyIn = []struct {
+	module string
+	pkgs   []string
+	why    string
+}{
+	{module: "github.com/minio/minio-go", pkgs: []string{"objstore"}, why: "the S3 client stays behind objstore.Store"},
 }
 
 // prometheus is the module path prefix of Prometheus's Go libraries.
@@ -130,6 +144,11 @@ func TestPackageLayers(t *testing.T) {
 					if path == d || strings.HasPrefix(path, d+"/") {
 						t.Errorf("%s imports %s: %s", rel, path, rule.why)
 					}
+				}
+			}
+			for _, rule := range onlyIn {
+				if (path == rule.module || strings.HasPrefix(path, rule.module+"/")) && !slices.Contains(rule.pkgs, top) {
+					t.Errorf("%s imports %s: %s", rel, path, rule.why)
 				}
 			}
 			if own, ok := strings.CutPrefix(path, module); ok {

@@ -1,0 +1,345 @@
+// Package remote keeps the engine's sealed segments in object storage: it
+// implements engine.Remote over an objstore.Store, publishing every
+// segment the engine publishes (upload, checksum verified, then one
+// conditional manifest update that lists it and delists what it
+// replaces) and opening segments back through the objstore.Cache.
+//
+// It is the seam between the engine, which knows nothing of object
+// storage, and objstore, which knows nothing of the engine; docs/scale.md
+// describes what the next phases build on it (query nodes that read the
+// manifests, WAL trimming only once a segment is listed, the catalog in
+// the store).
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/internal/vfs"
+	"github.com/sediment/sediment/objstore"
+)
+
+// Options configure Segments. Store, Cache and Node are required.
+type Options struct {
+	Store objstore.Store
+	Cache *objstore.Cache
+	// Node is this node's id (objstore.NewNodeID, kept in the data
+	// directory): it names the segments it uploads.
+	Node string
+	// FS is the engine's file system, to read the segments it publishes
+	// (default the OS).
+	FS vfs.FS
+	// Publish configures uploads and manifest updates (clock, grace
+	// period, retries of a lost race).
+	Publish *objstore.PublishOptions
+	// A failed publication is retried after RetryMin (default 1s),
+	// doubling up to RetryMax (default 1 minute) while it keeps failing.
+	RetryMin, RetryMax time.Duration
+	// Logger receives failures (default discards).
+	Logger *slog.Logger
+}
+
+// Segments is an engine.Remote on object storage. Changes are published
+// by one background goroutine, in the order the engine made them for each
+// shard; a failure is retried with backoff until it succeeds, never
+// skipped (skipping would leave a manifest that lists data twice or not
+// at all). Stats shows what is pending and why.
+type Segments struct {
+	opts   Options
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	queues  map[string][]*change // per shard, oldest first
+	order   []string             // shards with changes, in arrival order
+	wake    chan struct{}        // signalled when a change is queued
+	lastErr error
+
+	uploaded, uploadedBytes, delisted, skipped, abandoned, failures atomic.Int64
+}
+
+// change is one engine.Remote call to publish.
+type change struct {
+	added   *engine.RemoteSegment // nil: only removals
+	removed []uint64
+}
+
+var _ engine.Remote = (*Segments)(nil)
+
+// New starts publishing for a node. Close stops it.
+func New(opts Options) (*Segments, error) {
+	if opts.Store == nil || opts.Cache == nil {
+		return nil, errors.New("remote: Store and Cache are required")
+	}
+	if !objstore.ValidID(opts.Node) {
+		return nil, fmt.Errorf("remote: bad node id %q", opts.Node)
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.OS
+	}
+	if opts.RetryMin <= 0 {
+		opts.RetryMin = time.Second
+	}
+	if opts.RetryMax <= 0 {
+		opts.RetryMax = time.Minute
+	}
+	opts.RetryMax = max(opts.RetryMax, opts.RetryMin)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Segments{opts: opts, queues: map[string][]*change{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	go r.run()
+	return r, nil
+}
+
+// SegmentsReplaced implements engine.Remote: it queues the change.
+func (r *Segments) SegmentsReplaced(shard string, added *engine.RemoteSegment, removed []uint64) {
+	r.mu.Lock()
+	if len(r.queues[shard]) == 0 {
+		r.order = append(r.order, shard)
+	}
+	r.queues[shard] = append(r.queues[shard], &change{added: added, removed: slices.Clone(removed)})
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// OpenSegment implements engine.Remote: it opens segment id that this
+// node published for shard, as listed in the shard's manifest, through
+// the cache.
+func (r *Segments) OpenSegment(ctx context.Context, shard string, id uint64) (vfs.File, error) {
+	m, _, err := objstore.ReadManifest(ctx, r.opts.Store, shard)
+	if err != nil {
+		return nil, err
+	}
+	name := objstore.SegmentName(r.opts.Node, id)
+	e := m.Find(name)
+	if e == nil {
+		return nil, fmt.Errorf("remote: segment %s of source %s: %w (not in the manifest)", name, shard, objstore.ErrNotExist)
+	}
+	key := objstore.SegmentsPrefix(shard) + name
+	return r.opts.Cache.Open(ctx, key, objstore.ObjectInfo{Key: key, Size: e.Size, ETag: e.ETag, Sum: e.Sum})
+}
+
+// Stats are what Segments did and has left to do.
+type Stats struct {
+	// Uploaded segments and their bytes; Delisted segments removed from
+	// manifests; Skipped segments replaced before they were uploaded
+	// (their replacement carries their data); Abandoned segments whose
+	// local file was gone (set aside as damaged) before they could be
+	// uploaded.
+	Uploaded, UploadedBytes, Delisted, Skipped, Abandoned int64
+	// Failures counts failed attempts (each retried); LastError is the
+	// latest, nil once an attempt succeeds.
+	Failures  int64
+	LastError error
+	// Pending counts the changes not yet published.
+	Pending int
+}
+
+// Stats returns the counters.
+func (r *Segments) Stats() Stats {
+	r.mu.Lock()
+	pending := 0
+	for _, q := range r.queues {
+		pending += len(q)
+	}
+	last := r.lastErr
+	r.mu.Unlock()
+	return Stats{Uploaded: r.uploaded.Load(), UploadedBytes: r.uploadedBytes.Load(), Delisted: r.delisted.Load(),
+		Skipped: r.skipped.Load(), Abandoned: r.abandoned.Load(), Failures: r.failures.Load(), LastError: last, Pending: pending}
+}
+
+// Drain waits until every change queued so far is published, or ctx
+// ends.
+func (r *Segments) Drain(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if st := r.Stats(); st.Pending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			st := r.Stats()
+			return fmt.Errorf("remote: %d changes pending: %w (last error: %v)", st.Pending, ctx.Err(), st.LastError)
+		case <-t.C:
+		}
+	}
+}
+
+// Close stops publishing. What is still queued is not published now
+// (the next phase republishes it at startup from what the engine has);
+// the local files it held are released.
+func (r *Segments) Close() error {
+	r.cancel()
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for shard, q := range r.queues {
+		for _, c := range q {
+			if c.added != nil {
+				c.added.Done()
+			}
+		}
+		delete(r.queues, shard)
+	}
+	r.order = nil
+	return nil
+}
+
+func (r *Segments) run() {
+	defer close(r.done)
+	backoff := r.opts.RetryMin
+	for {
+		shard, c := r.next()
+		if c == nil {
+			select {
+			case <-r.ctx.Done():
+				return
+			case <-r.wake:
+				continue
+			}
+		}
+		err := r.publish(shard, c)
+		r.mu.Lock()
+		r.lastErr = err
+		if err == nil {
+			r.pop(shard)
+		}
+		r.mu.Unlock()
+		if err == nil {
+			backoff = r.opts.RetryMin
+			continue
+		}
+		if r.ctx.Err() != nil {
+			return
+		}
+		r.failures.Add(1)
+		r.opts.Logger.Warn("remote: publishing a segment change failed; retrying", "source", shard, "err", err, "retry_in", backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(backoff*2, r.opts.RetryMax)
+	}
+}
+
+// next returns the oldest change of the shard that has waited longest,
+// folding into later changes the segments they replace before upload.
+func (r *Segments) next() (string, *change) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.order) > 0 {
+		shard := r.order[0]
+		q := r.queues[shard]
+		if len(q) == 0 {
+			r.order = r.order[1:]
+			delete(r.queues, shard)
+			continue
+		}
+		c := q[0]
+		if c.added != nil {
+			// Removed by a later change before it was uploaded: never
+			// upload it; the later change delists what it replaced, in
+			// the same manifest update that lists the replacement.
+			if later := replacedBy(q[1:], c.added.ID); later != nil {
+				for _, id := range c.removed {
+					if !slices.Contains(later.removed, id) {
+						later.removed = append(later.removed, id)
+					}
+				}
+				c.added.Done()
+				r.skipped.Add(1)
+				r.queues[shard] = q[1:]
+				continue
+			}
+		}
+		return shard, c // stays queued (and counted pending) until published
+	}
+	return "", nil
+}
+
+func replacedBy(q []*change, id uint64) *change {
+	for _, c := range q {
+		if slices.Contains(c.removed, id) {
+			return c
+		}
+	}
+	return nil
+}
+
+// pop removes the shard's oldest change, published. Callers hold r.mu.
+func (r *Segments) pop(shard string) {
+	q := r.queues[shard]
+	if len(q) > 0 {
+		r.queues[shard] = q[1:]
+	}
+	if len(r.queues[shard]) == 0 {
+		delete(r.queues, shard)
+		if i := slices.Index(r.order, shard); i >= 0 {
+			r.order = slices.Delete(r.order, i, i+1)
+		}
+	} else if len(r.order) > 0 && r.order[0] == shard {
+		// Round robin: the shard's next change waits behind the others.
+		r.order = append(r.order[1:], shard)
+	}
+}
+
+// publish makes one change in the store.
+func (r *Segments) publish(shard string, c *change) error {
+	names := make([]string, len(c.removed))
+	for i, id := range c.removed {
+		names[i] = objstore.SegmentName(r.opts.Node, id)
+	}
+	if c.added == nil {
+		if err := objstore.RemoveSegments(r.ctx, r.opts.Store, shard, r.opts.Node, names, r.opts.Publish); err != nil {
+			return err
+		}
+		r.delisted.Add(int64(len(names)))
+		return nil
+	}
+	a := c.added
+	f, err := r.opts.FS.Open(a.Path)
+	if errors.Is(err, iofs.ErrNotExist) {
+		// Set aside as damaged after it was published (the engine moved
+		// it to quarantine/): it cannot be uploaded, and what it replaced
+		// stays listed, the store's copies being intact. Startup
+		// reconciliation (next phase) settles the manifest.
+		r.abandoned.Add(1)
+		r.opts.Logger.Error("remote: segment gone before it could be uploaded; the manifest keeps what it replaced", "source", shard, "segment", a.Path)
+		a.Done()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remote: open segment %s: %w", a.Path, err)
+	}
+	defer f.Close()
+	_, err = objstore.PublishSegment(r.ctx, r.opts.Store, objstore.SegmentUpload{
+		Source: shard, Node: r.opts.Node, Seq: a.ID, File: f, Size: a.Size,
+		MinTime: a.MinTime, MaxTime: a.MaxTime, Rows: int64(a.Rows), Replaces: names,
+	}, r.opts.Publish)
+	if err != nil {
+		return err
+	}
+	r.uploaded.Add(1)
+	r.uploadedBytes.Add(a.Size)
+	r.delisted.Add(int64(len(names)))
+	a.Done()
+	return nil
+}

@@ -203,13 +203,13 @@ func heapPeak(fn func()) (peak int64) {
 	return max.Load() - base
 }
 
-// TestOTLPPeakHeap decodes a protobuf request of typical records (3 MB;
+// TestOTLPPeakHeap decodes a protobuf request of typical records (2 MB;
 // SEDIMENT_OTLP_PEAK_MB=12 for Logflare's largest) and reports the peak
 // heap: record by record, and decoding the whole message as before. The
 // peak stays within what the collector lets a live heap of the charged
 // size grow to (twice it, GOGC=100), with the body.
 func TestOTLPPeakHeap(t *testing.T) {
-	mb := 3
+	mb := 2
 	if v, err := strconv.Atoi(os.Getenv("SEDIMENT_OTLP_PEAK_MB")); err == nil && v > 0 {
 		mb = v
 	}

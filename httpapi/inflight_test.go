@@ -135,7 +135,8 @@ func TestInflightBudgetCountsDecoded(t *testing.T) {
 }
 
 // TestProtocolBodyRefusals: a body refused before it is decoded (413 past
-// MaxBodyBytes, 413 past the decoded-size limit) is answered in the
+// MaxBodyBytes, from the handler or from the headers of a request waiting
+// for 100 Continue; 413 past the decoded-size limit) is answered in the
 // route's protocol: a google.rpc.Status in the request's encoding on
 // /v1/logs, an Elasticsearch error on _bulk.
 func TestProtocolBodyRefusals(t *testing.T) {
@@ -160,6 +161,21 @@ func TestProtocolBodyRefusals(t *testing.T) {
 	r = ts.do("POST", "/v1/logs", empty, "Content-Type", "application/x-protobuf", "x-api-key", pubKey, "X-Source", "postgres.logs")
 	if code, msg := rpcStatus(t, []byte(r.body)); r.status != 413 || code != 8 || !strings.Contains(msg, "fewer log records") {
 		t.Fatalf("decoded size over the limit: %d %q", r.status, r.body)
+	}
+
+	// Refused from the headers of a request that waits for 100 Continue
+	// (curl's way for bodies over 1 MiB): the same shapes.
+	for _, tc := range []struct{ path, contentType, want string }{
+		{"/v1/logs", "application/json", `{"code":8,"message":"request body exceeds 65536 bytes"}`},
+		{"/_bulk", "application/x-ndjson", `"type":"content_too_long_exception"`},
+		{"/api/logs", "application/json", `{"errors":{"detail":"request body exceeds 65536 bytes"}}`},
+	} {
+		c := dialServer(t, ts)
+		br := bufio.NewReader(c)
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nX-API-KEY: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", tc.path, pubKey, tc.contentType, len(big))
+		if res, got := readResponse(t, c, br); res.StatusCode != 413 || !strings.Contains(got, tc.want) {
+			t.Fatalf("%s with Expect: %d %s", tc.path, res.StatusCode, got)
+		}
 	}
 
 	r = ts.do("POST", "/_bulk", big, withKey(pubKey, "Content-Type", "application/x-ndjson")...)

@@ -23,9 +23,8 @@ import (
 // tail. The key must be one that may search (scope private or query), as
 // for the search route; a missing id or timestamp is 400. The lookup runs
 // a search, so it takes a query slot (admission.go): 429 with Retry-After
-// when none is to be had. It is Sediment's
-// own route: a search returns chosen columns only, and LQL has no `s:*`
-// that would return everything.
+// when none is to be had. It is Sediment's own route: a search returns
+// chosen columns only, and LQL has no `s:*` that would return everything.
 //
 // Top-level fields whose names LQL cannot write are not fetched; they are
 // listed in "omitted_fields" so that the event is never shown incomplete

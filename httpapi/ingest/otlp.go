@@ -11,12 +11,14 @@ import (
 )
 
 // OTLP/HTTP logs (POST /v1/logs): the body is an ExportLogsServiceRequest
-// in protobuf or in OTLP's JSON encoding. It is decoded into
-// logs/v1.LogsData, the official generated type whose wire and JSON forms
-// are those of ExportLogsServiceRequest (both are `repeated ResourceLogs
+// in protobuf or in OTLP's JSON encoding. It is decoded with the official
+// generated types of logs/v1.LogsData, whose wire and JSON forms are those
+// of ExportLogsServiceRequest (both are `repeated ResourceLogs
 // resource_logs = 1`, and the OTLP specification keeps them in step): the
 // collector service package that holds the request type also pulls in gRPC,
-// which Sediment does not serve.
+// which Sediment does not serve. OTLP/JSON is decoded into a LogsData;
+// protobuf one Resource, InstrumentationScope and LogRecord at a time
+// (otlpwire.go).
 //
 // One log record becomes one event:
 //

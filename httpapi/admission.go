@@ -12,11 +12,20 @@ import (
 )
 
 // Admission control for queries. Every route that runs a query (query
-// endpoints, ad-hoc SQL, LQL search) takes a slot of queryGate first:
-// MaxConcurrentQueries run at once, MaxQueuedQueries more wait for a slot in
-// arrival order, each for at most QueryQueueWait; past either bound the
-// route answers 429 {"error": ...} with Retry-After at once. A cached
-// endpoint answer runs no query and takes no slot.
+// endpoints, ad-hoc SQL, LQL search, full=true included, and the web
+// explorer's event lookup, /api/sources/:s/event) takes a slot of
+// queryGate first: MaxConcurrentQueries run at once, MaxQueuedQueries more
+// wait for a slot in arrival order, each for at most QueryQueueWait; past
+// either bound the route answers 429 {"error": ...} with Retry-After at
+// once. A cached endpoint answer runs no query and takes no slot.
+//
+// The routes that describe stored data without running a query take none,
+// as each is bounded in another way: /api/access counts events and bytes
+// from the segments' in-memory metadata (engine.Shard.Info; no block is
+// read), /api/sources/:s/schema merges in-memory schemas, /recent reads
+// the last 100 events kept in memory, a live tail filters new events only
+// and is bounded by MaxTails, a snapshot copies files one snapshot at a
+// time, /metrics reads counters.
 //
 // Why this keeps /health, /ready and ingest answering: fasthttp serves every
 // connection on a goroutine of its worker pool, up to Server.Concurrency

@@ -142,6 +142,42 @@ func TestQueryAdmission(t *testing.T) {
 	}
 }
 
+// TestQueryAdmissionLookups: the web explorer's event lookup and a
+// full=true search run queries, so they take query slots like every other
+// query route: with the only slot taken and no queue they answer 429 with
+// Retry-After (before reading anything), and once it frees they answer.
+func TestQueryAdmissionLookups(t *testing.T) {
+	ts := startServer(t, serverConfig{opts: Options{MaxConcurrentQueries: 1, MaxQueuedQueries: -1, QueryQueueWait: time.Minute}})
+	ts.do("POST", "/api/logs?source_name=postgres.logs", []byte(`{"message":"looked up"}`), withKey(pubKey, jsonCT...)...).expect(t, 200, logged)
+	stored := ts.events("postgres.logs")[0]
+	lookup := fmt.Sprintf("/api/sources/postgres.logs/event?id=%s&timestamp=%d", stored["id"], int64(stored["timestamp"].(float64)))
+	ts.runner.block = make(chan struct{})
+	ts.runner.started = make(chan struct{}, 1)
+	held := make(chan response, 1)
+	go func() {
+		r, _ := ts.send("GET", "/api/query?sql=select+1", nil, withKey(privKey)...)
+		held <- r
+	}()
+	<-ts.runner.started
+
+	full := "/api/sources/postgres.logs/search?full=true&lql=looked"
+	expect429(t, ts.do("GET", lookup, nil, withKey(privKey)...), "30")
+	expect429(t, ts.do("GET", full, nil, withKey(privKey)...), "30")
+	expect429(t, ts.do("POST", "/api/sources/postgres.logs/search", []byte(`{"full":"true"}`), withKey(privKey, jsonCT...)...), "30")
+
+	close(ts.runner.block)
+	(<-held).expect(t, 200, "")
+	waitFor(t, "the slot to be released", func() bool { return ts.srv.queries.running() == 0 })
+	for _, path := range []string{lookup, full} {
+		if r := ts.do("GET", path, nil, withKey(privKey)...); r.status != 200 || !strings.Contains(r.body, `"looked up"`) {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+	}
+	if ts.srv.queries.running() != 0 {
+		t.Fatal("slot not released")
+	}
+}
+
 // TestQueryQueueWait: a query that waits longer than QueryQueueWait for
 // a slot gets 429, and never runs.
 func TestQueryQueueWait(t *testing.T) {

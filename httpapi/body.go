@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/sediment/sediment/httpapi/ingest"
 )
 
 // Request bodies. fasthttp runs the handler as soon as a request's headers
@@ -22,6 +24,16 @@ import (
 // ctx.PostBody is still bounded by the bodyGuard handle installs, so a
 // handler that reads the body without readBody cannot be made to hold more
 // than MaxBodyBytes either; it just answers less precisely.
+//
+// The in-flight budget counts what a request holds because of its body,
+// not only the body as received: an ingest route gets a charge function
+// with the body (takeBody) and hands it to its decoder
+// (ingest.Request.Charge), which charges the decompressed body as it is
+// produced and, for OTLP, the decoded size before decoding. A charge the
+// budget refuses fails the request as the budget does, 429 with
+// Retry-After. Everything charged is given back when the handler returns.
+// A route whose protocol has its own error shape (OTLP's google.rpc.Status,
+// Elasticsearch's error object) answers takeBody's refusal in that shape.
 //
 // A body left unread is dealt with when the handler returns: on an answer
 // of 400 or more the connection is closed without reading it (see
@@ -144,6 +156,21 @@ func (g *bodyGuard) reserve(total int) bool {
 	return true
 }
 
+// charge charges n more bytes the handler holds for this request (what
+// decoding its body takes beyond the body) until the request ends. Like the
+// body's own bytes it fails when the budget would pass its limit, unless
+// nothing but this request's bytes is reserved.
+func (g *bodyGuard) charge(n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	if !g.budget.tryAcquire(n, g.charged) {
+		return false
+	}
+	g.charged += n
+	return true
+}
+
 // guardBody puts a bodyGuard between the request and its body stream, for
 // a request that has a body; nil otherwise (no body, or a body fasthttp read
 // already, as with a Server other than ours serving Handler).
@@ -176,6 +203,33 @@ func (g *bodyGuard) finish(ctx *fasthttp.RequestCtx) {
 	}
 }
 
+// bodyRefusal says why a request's body cannot be had or held, for a
+// route to answer in its protocol's shape: Status 413 past MaxBodyBytes,
+// 429 (RetryAfter set) when the in-flight budget is spent, 408 or 400 when
+// the client does not send the body whole.
+type bodyRefusal struct {
+	Status     int
+	RetryAfter string
+	Detail     string
+}
+
+// budgetRefusal is the refusal of a request the in-flight budget cannot
+// take (its body, or what decoding it holds).
+var budgetRefusal = bodyRefusal{Status: fasthttp.StatusTooManyRequests, RetryAfter: retryAfterBodies, Detail: "Buffer Full: Too Many Requests"}
+
+// send answers the refusal in Logflare's shapes: 429 {"error": ...} with
+// Retry-After, the others {"errors":{"detail": ...}}.
+func (r bodyRefusal) send(ctx *fasthttp.RequestCtx) {
+	if r.RetryAfter != "" {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, r.RetryAfter)
+	}
+	if r.Status == fasthttp.StatusTooManyRequests {
+		sendStatic(ctx, r.Status, bodyBodiesInFlight)
+		return
+	}
+	sendDetail(ctx, r.Status, r.Detail)
+}
+
 // readBody reads the request body into memory, after the handler has
 // checked what the headers allow it to check; ctx.PostBody then returns
 // it, until the handler returns. It answers and returns false when the body
@@ -184,9 +238,23 @@ func (g *bodyGuard) finish(ctx *fasthttp.RequestCtx) {
 // when the client does not send it whole. A request without a body, or one
 // read already, returns true at once.
 func (s *Server) readBody(ctx *fasthttp.RequestCtx) bool {
-	g, ok := ctx.RequestBodyStream().(*bodyGuard)
+	_, refusal, ok := s.takeBody(ctx)
 	if !ok {
-		return true
+		refusal.send(ctx)
+	}
+	return ok
+}
+
+// takeBody is readBody for a route that answers in its own shape, and that
+// holds more than the body because of it: it returns the refusal instead
+// of answering it (the connection is marked to close, as the rest of the
+// body may be on the wire), and, with the body, a charge function for the
+// in-flight budget (ingest.Request.Charge); nil when the request has no
+// guarded body, whose decoding then charges nothing.
+func (s *Server) takeBody(ctx *fasthttp.RequestCtx) (charge func(int64) bool, refusal bodyRefusal, ok bool) {
+	g, guarded := ctx.RequestBodyStream().(*bodyGuard)
+	if !guarded {
+		return nil, bodyRefusal{}, true
 	}
 	cl := ctx.Request.Header.ContentLength()
 	switch {
@@ -200,19 +268,28 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) bool {
 	}
 	switch err := g.err; {
 	case err == nil:
-		return true
+		return g.charge, bodyRefusal{}, true
 	case errors.Is(err, errBodyTooLarge):
-		sendDetail(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))
+		refusal = bodyRefusal{Status: fasthttp.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes)}
 	case errors.Is(err, errBodyBudget):
-		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, retryAfterBodies)
-		sendStatic(ctx, fasthttp.StatusTooManyRequests, bodyBodiesInFlight)
+		refusal = budgetRefusal
 	case isTimeout(err):
-		sendDetail(ctx, fasthttp.StatusRequestTimeout, "request timeout")
+		refusal = bodyRefusal{Status: fasthttp.StatusRequestTimeout, Detail: "request timeout"}
 	default:
-		sendDetail(ctx, fasthttp.StatusBadRequest, "request body could not be read: "+err.Error())
+		refusal = bodyRefusal{Status: fasthttp.StatusBadRequest, Detail: "request body could not be read: " + err.Error()}
 	}
 	ctx.SetConnectionClose()
-	return false
+	return nil, refusal, false
+}
+
+// decodeRefusal maps a decoding error to the refusal it means, when it is
+// the in-flight budget's (ingest.ErrBudget); ok is false for the others,
+// which each route answers as its protocol says.
+func decodeRefusal(err error) (r bodyRefusal, ok bool) {
+	if errors.Is(err, ingest.ErrBudget) {
+		return budgetRefusal, true
+	}
+	return bodyRefusal{}, false
 }
 
 // lingerClose answers and closes a connection whose request body is left

@@ -106,8 +106,9 @@ var oneShard = &bulkShards{Total: 1, Successful: 1}
 // than an hour ahead; 403 when the key may not write to the index's
 // source; 404 when no source matches; 429 or 503 when the source's shard
 // pushes back (retry those items). The whole request fails with 401
-// without a valid key, 400 when an action line does not parse, 413 and
-// 415.
+// without a valid key, 400 when an action line does not parse, 413, 415,
+// and 429 with Retry-After when the server holds too many request bytes
+// (body.go).
 func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 	start := time.Now()
 	tok := s.authenticateProtocol(ctx)
@@ -123,8 +124,11 @@ func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 		return
 	}
 	// The key and the source are checked: now the body may be read
-	// (body.go: size and in-flight limits).
-	if !s.readBody(ctx) {
+	// (body.go: size and in-flight limits), its refusals answered as
+	// Elasticsearch's.
+	charge, refusal, ok := s.takeBody(ctx)
+	if !ok {
+		esRefusal(ctx, refusal)
 		return
 	}
 	w := s.workers.Get().(*ingestWorker)
@@ -133,7 +137,12 @@ func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 		ContentType:     b2s(ctx.Request.Header.ContentType()),
 		ContentEncoding: b2s(ctx.Request.Header.ContentEncoding()),
 		Body:            ctx.PostBody(),
+		Charge:          charge,
 	}, index)
+	if r, ok := decodeRefusal(err); ok {
+		esRefusal(ctx, r)
+		return
+	}
 	if err != nil {
 		typ := "illegal_argument_exception"
 		switch ingest.StatusCode(err) {
@@ -229,6 +238,26 @@ func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 	esHeaders(ctx)
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetBody(b)
+}
+
+// esRefusal answers a body that cannot be had or held (body.go) as an
+// Elasticsearch error: 413 content_too_long_exception, 429
+// es_rejected_execution_exception with Retry-After (shippers retry it),
+// 408 timeout_exception, 400 parse_exception.
+func esRefusal(ctx *fasthttp.RequestCtx, r bodyRefusal) {
+	typ := "parse_exception"
+	switch r.Status {
+	case fasthttp.StatusRequestEntityTooLarge:
+		typ = "content_too_long_exception"
+	case fasthttp.StatusTooManyRequests:
+		typ = "es_rejected_execution_exception"
+	case fasthttp.StatusRequestTimeout:
+		typ = "timeout_exception"
+	}
+	if r.RetryAfter != "" {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, r.RetryAfter)
+	}
+	esError(ctx, r.Status, typ, r.Detail)
 }
 
 func (r *bulkItemResult) fail(status int, typ, reason string) {

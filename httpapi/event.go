@@ -21,9 +21,10 @@ import (
 // nested objects as plain JSON objects (not BigQuery's one-element arrays)
 // and timestamp in unix microseconds, the shape of /recent and the live
 // tail. The key must be one that may search (scope private or query), as
-// for the search route; a missing id or timestamp is 400. It is Sediment's
-// own route: a search returns chosen columns only, and LQL has no `s:*`
-// that would return everything.
+// for the search route; a missing id or timestamp is 400. The lookup runs
+// a search, so it takes a query slot (admission.go): 429 with Retry-After
+// when none is to be had. It is Sediment's own route: a search returns
+// chosen columns only, and LQL has no `s:*` that would return everything.
 //
 // Top-level fields whose names LQL cannot write are not fetched; they are
 // listed in "omitted_fields" so that the event is never shown incomplete
@@ -57,13 +58,17 @@ func (s *Server) handleEvent(ctx *fasthttp.RequestCtx, tokenOrName string) {
 		s.shardFailed(ctx, src, err)
 		return
 	}
+	// A lookup is a search (of one timestamp): it takes a query slot.
+	qctx, done := s.startQuery(ctx)
+	if qctx == nil {
+		return
+	}
+	defer done()
 	sn := shard.Snapshot()
 	defer sn.Release()
 
 	names, arrays := eventShape(sn)
 	text, omitted := eventLQL(id, names)
-	qctx, cancel := context.WithTimeout(s.baseCtx, s.opts.QueryTimeout)
-	defer cancel()
 	tbl := sn.Table(src.Name)
 	req := search.Request{LQL: text, From: &ts, To: &ts, Limit: eventMatches}
 	p, err := s.search.Prepare(qctx, tbl, req)

@@ -33,7 +33,8 @@ func newIngestWorker(maxBody int) *ingestWorker {
 // (and the source, when the query string or a header names it) is checked
 // before the body is read; then the body is read and decoded, the source
 // chosen, events normalised, filtered and appended; 200
-// {"message":"Logged!"} once they are durable. Events the request carried
+// {"message":"Logged!"} once they are durable. The in-flight budget
+// counts the body and what it takes decompressed (body.go). Events the request carried
 // but that are not stored are counted per source and reason (drops.go).
 func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 	tok := s.checkIngestHeaders(ctx)
@@ -41,7 +42,9 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return
 	}
-	if !s.readBody(ctx) {
+	charge, refusal, ok := s.takeBody(ctx)
+	if !ok {
+		refusal.send(ctx)
 		return
 	}
 
@@ -53,13 +56,14 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		ContentType:     b2s(ctx.Request.Header.ContentType()),
 		ContentEncoding: b2s(ctx.Request.Header.ContentEncoding()),
 		Body:            ctx.PostBody(),
+		Charge:          charge,
 	}
 	if route == ingest.RouteCloudEvent {
 		req.Headers = ctx.Request.Header.All()
 	}
 	res, err := w.dec.Decode(req)
 	if err != nil {
-		sendDetail(ctx, ingest.StatusCode(err), err.Error())
+		sendDecodeError(ctx, err)
 		return
 	}
 
@@ -81,6 +85,17 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		s.countDrops(src, DropEmptyBatch, 1, "a request with no event (empty body or empty batch)")
 	}
 	sendStatic(ctx, fasthttp.StatusOK, bodyLogged)
+}
+
+// sendDecodeError answers a body that did not decode, in Logflare's
+// shapes: 400, 413 or 415 {"errors":{"detail": ...}}, or 429 with
+// Retry-After when the in-flight budget refused what decoding it holds.
+func sendDecodeError(ctx *fasthttp.RequestCtx, err error) {
+	if r, ok := decodeRefusal(err); ok {
+		r.send(ctx)
+		return
+	}
+	sendDetail(ctx, ingest.StatusCode(err), err.Error())
 }
 
 // checkIngestHeaders checks what an ingest request's headers and URL

@@ -12,7 +12,8 @@ import (
 // hint) before anything is stored, so that a request is stored whole or
 // not at all: 204 No Content once every entry is durable, as Loki answers;
 // 401 without a key or when a stream has no source; 400, 413, 415 for a
-// body that does not decode; 429 and 503 as on every ingest route.
+// body that does not decode; 429 and 503 as on every ingest route (429
+// also when the server holds too many request bytes, body.go).
 // Entries dropped by the source's rules (a timestamp more than an hour
 // ahead, drop_lql_string) are counted, as on /api/logs.
 func (s *Server) handleLokiPush(ctx *fasthttp.RequestCtx) {
@@ -28,7 +29,9 @@ func (s *Server) handleLokiPush(ctx *fasthttp.RequestCtx) {
 	}
 	// The key and the source are checked: now the body may be read
 	// (body.go: size and in-flight limits).
-	if !s.readBody(ctx) {
+	charge, refusal, ok := s.takeBody(ctx)
+	if !ok {
+		refusal.send(ctx)
 		return
 	}
 	w := s.workers.Get().(*ingestWorker)
@@ -37,9 +40,10 @@ func (s *Server) handleLokiPush(ctx *fasthttp.RequestCtx) {
 		ContentType:     b2s(ctx.Request.Header.ContentType()),
 		ContentEncoding: b2s(ctx.Request.Header.ContentEncoding()),
 		Body:            ctx.PostBody(),
+		Charge:          charge,
 	})
 	if err != nil {
-		sendDetail(ctx, ingest.StatusCode(err), err.Error())
+		sendDecodeError(ctx, err)
 		return
 	}
 	var groups sourceGroups[event.Value]

@@ -14,6 +14,7 @@ import (
 // gRPC status codes that OTLP/HTTP error bodies (google.rpc.Status) carry.
 const (
 	rpcInvalidArgument   = 3
+	rpcDeadlineExceeded  = 4
 	rpcResourceExhausted = 8
 	rpcInternal          = 13
 	rpcUnavailable       = 14
@@ -24,7 +25,9 @@ const (
 // specification says: 200 with an ExportLogsServiceResponse in the
 // request's encoding, whose partial_success counts the records not stored
 // and says why; on failure a google.rpc.Status with 400 (bad body), 401
-// (no key, or no source), 413, 415, 429 (retry after 3 s) or 503.
+// (no key, or no source), 408, 413, 415, 429 (retry after 3 s when the
+// storage pushes back, 1 s when the server holds too many request bytes)
+// or 503.
 func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 	enc, ok := ingest.OTLPEncodingOf(b2s(ctx.Request.Header.ContentType()))
 	if !ok {
@@ -42,8 +45,11 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 	}
 
 	// The key and the source are checked: now the body may be read
-	// (body.go: size and in-flight limits).
-	if !s.readBody(ctx) {
+	// (body.go: size and in-flight limits), its refusals answered as
+	// OTLP's.
+	charge, refusal, ok := s.takeBody(ctx)
+	if !ok {
+		otlpRefusal(ctx, enc, refusal)
 		return
 	}
 	w := s.workers.Get().(*ingestWorker)
@@ -52,8 +58,13 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 		ContentType:     b2s(ctx.Request.Header.ContentType()),
 		ContentEncoding: b2s(ctx.Request.Header.ContentEncoding()),
 		Body:            ctx.PostBody(),
+		Charge:          charge,
 	})
 	if err != nil {
+		if r, ok := decodeRefusal(err); ok {
+			otlpRefusal(ctx, enc, r)
+			return
+		}
 		status := ingest.StatusCode(err)
 		code := rpcInvalidArgument
 		if status == fasthttp.StatusRequestEntityTooLarge {
@@ -109,6 +120,24 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	otlpExportResponse(ctx, enc, rejected, reason)
+}
+
+// otlpRefusal answers a body that cannot be had or held (body.go) as a
+// google.rpc.Status in the request's encoding: 413 and 429 (with
+// Retry-After, which exporters honour) RESOURCE_EXHAUSTED, 408
+// DEADLINE_EXCEEDED, 400 INVALID_ARGUMENT.
+func otlpRefusal(ctx *fasthttp.RequestCtx, enc ingest.OTLPEncoding, r bodyRefusal) {
+	code := rpcInvalidArgument
+	switch r.Status {
+	case fasthttp.StatusRequestEntityTooLarge, fasthttp.StatusTooManyRequests:
+		code = rpcResourceExhausted
+	case fasthttp.StatusRequestTimeout:
+		code = rpcDeadlineExceeded
+	}
+	if r.RetryAfter != "" {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, r.RetryAfter)
+	}
+	otlpStatus(ctx, enc, r.Status, code, r.Detail)
 }
 
 // otlpAppendFailed answers an engine error as OTLP asks: 429 or 503 (both

@@ -21,14 +21,14 @@ import (
 // slash.
 func (s *Server) routeProtocols(ctx *fasthttp.RequestCtx, method, path string) bool {
 	post := method == fasthttp.MethodPost
-	switch path {
-	case "/v1/logs", "/api/v1/logs", "/otlp/v1/logs":
+	switch {
+	case otlpPath(path):
 		if !post {
 			return false
 		}
 		s.handleOTLPLogs(ctx)
 		return true
-	case "/loki/api/v1/push", "/api/prom/push":
+	case path == "/loki/api/v1/push" || path == "/api/prom/push":
 		if !post {
 			return false
 		}
@@ -40,6 +40,30 @@ func (s *Server) routeProtocols(ctx *fasthttp.RequestCtx, method, path string) b
 		return true
 	}
 	return false
+}
+
+// otlpPath reports whether path is an OTLP/HTTP logs route.
+func otlpPath(path string) bool {
+	return path == "/v1/logs" || path == "/api/v1/logs" || path == "/otlp/v1/logs"
+}
+
+// sendBodyRefusal answers a body refusal made before any handler runs
+// (handleExpect) in the shape of the route path names: OTLP's, Elasticsearch
+// bulk's, or Logflare's.
+func sendBodyRefusal(ctx *fasthttp.RequestCtx, path string, r bodyRefusal) {
+	if otlpPath(path) {
+		enc, ok := ingest.OTLPEncodingOf(b2s(ctx.Request.Header.ContentType()))
+		if !ok {
+			enc = ingest.OTLPProtobuf
+		}
+		otlpRefusal(ctx, enc, r)
+		return
+	}
+	if _, ok := bulkIndex(path); ok {
+		esRefusal(ctx, r)
+		return
+	}
+	r.send(ctx)
 }
 
 // protocolKeys returns the keys a request may carry, most specific first:

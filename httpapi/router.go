@@ -71,7 +71,8 @@ func (s *Server) handleExpect(ctx *fasthttp.RequestCtx) int {
 		rejectConflictingFraming(ctx)
 		return fasthttp.StatusBadRequest
 	case ctx.Request.Header.ContentLength() > s.opts.MaxBodyBytes:
-		sendDetail(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))
+		sendBodyRefusal(ctx, routePath(ctx), bodyRefusal{Status: fasthttp.StatusRequestEntityTooLarge,
+			Detail: fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes)})
 		return fasthttp.StatusRequestEntityTooLarge
 	}
 	if _, ok := ingest.RouteForPath(routePath(ctx)); ok && ctx.IsPost() && s.checkIngestHeaders(ctx) == nil {

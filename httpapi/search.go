@@ -45,12 +45,12 @@ func (s *Server) handleSearch(ctx *fasthttp.RequestCtx, tokenOrName string) {
 		sendError(ctx, fasthttp.StatusBadRequest, err.Error())
 		return
 	}
-	if full, err := fullParam(params); err != nil || full {
-		if err != nil {
-			sendError(ctx, fasthttp.StatusBadRequest, err.Error())
-		} else {
-			s.searchFull(ctx, src, req) // searchfull.go
-		}
+	full, err := fullParam(params)
+	if err == nil && full {
+		err = checkFullSearch(req)
+	}
+	if err != nil {
+		sendError(ctx, fasthttp.StatusBadRequest, err.Error())
 		return
 	}
 	shard, err := s.eng.Shard(src.Token)
@@ -63,6 +63,10 @@ func (s *Server) handleSearch(ctx *fasthttp.RequestCtx, tokenOrName string) {
 		return
 	}
 	defer done()
+	if full {
+		s.searchFull(ctx, qctx, shard, src, req) // searchfull.go
+		return
+	}
 	res, err := s.search.Search(qctx, shard, src.Name, req)
 	var reqErr *search.RequestError
 	switch {

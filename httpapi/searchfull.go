@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/sediment/sediment/catalog"
+	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/query/search"
 )
 
@@ -41,22 +42,21 @@ func fullParam(params map[string]string) (bool, error) {
 	}
 }
 
-// searchFull runs a full=true search (see above).
-func (s *Server) searchFull(ctx *fasthttp.RequestCtx, src *catalog.Source, req search.Request) {
+// checkFullSearch checks what a full=true search asks before it takes a
+// query slot.
+func checkFullSearch(req search.Request) error {
 	if req.Limit > maxFullSearchLimit {
-		sendError(ctx, fasthttp.StatusBadRequest, "with full=true, limit must be from 1 to "+strconv.Itoa(maxFullSearchLimit))
-		return
+		return errors.New("with full=true, limit must be from 1 to " + strconv.Itoa(maxFullSearchLimit))
 	}
-	shard, err := s.eng.Shard(src.Token)
-	if err != nil {
-		s.shardFailed(ctx, src, err)
-		return
-	}
+	return nil
+}
+
+// searchFull runs a full=true search (see above) in the query slot the
+// caller took; qctx is the query's context.
+func (s *Server) searchFull(ctx *fasthttp.RequestCtx, qctx context.Context, shard *engine.Shard, src *catalog.Source, req search.Request) {
 	sn := shard.Snapshot()
 	defer sn.Release()
 	tbl := sn.Table(src.Name)
-	qctx, cancel := context.WithTimeout(s.baseCtx, s.opts.QueryTimeout)
-	defer cancel()
 
 	// The request's own LQL first: its errors are the user's to see as
 	// written, and it must not select.

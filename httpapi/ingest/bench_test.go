@@ -89,6 +89,18 @@ func BenchmarkDecodeVectorBatch(b *testing.B) {
 		}
 		b.ReportMetric(500*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	})
+	b.Run("zstd", func(b *testing.B) {
+		zreq := req
+		zreq.Body, zreq.ContentEncoding = zstdBytes(b, body), "zstd"
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := d.Decode(zreq); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(500*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	})
 }
 
 // BenchmarkEdgeEventParse compares our parser with goccy/go-json decoding

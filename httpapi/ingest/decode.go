@@ -19,6 +19,13 @@ type Request struct {
 	// Headers yields every request header (name, value); only RouteCloudEvent
 	// reads it, and it may be nil. fasthttp's RequestHeader.All fits.
 	Headers iter.Seq2[[]byte, []byte]
+	// Charge, when not nil, is asked for memory before the decoder holds
+	// it beyond Body: the decompressed body as it is produced (every
+	// route), and what an OTLP request decodes to, before it is decoded
+	// (see DecodeOTLPLogs). It returns false to refuse, and the decode
+	// fails with ErrBudget. What it granted stays granted: the caller
+	// gives it back once it is done with the result.
+	Charge func(n int64) bool
 }
 
 // BodyParams are the source-selecting members found at the top level of a
@@ -56,6 +63,11 @@ type Result struct {
 type Decoder struct {
 	// MaxBodyBytes caps the (decompressed) body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int
+	// MaxDecodedBytes caps the memory an OTLP request may take once
+	// decoded, as DecodeOTLPLogs computes it before decoding; 0 means
+	// DecodedBytesPerBodyByte times the body limit. Past it the request
+	// fails with ErrTooLarge.
+	MaxDecodedBytes int64
 	// Now is the clock that gives RFC 3164 syslog timestamps their year
 	// (default time.Now).
 	Now func() time.Time
@@ -123,7 +135,7 @@ func (d *Decoder) Decode(req Request) (Result, error) {
 	if kind == contentUnsupported || syslogRoute != (kind == contentLogplex) {
 		return Result{}, errorf(ErrUnsupportedContentType, "%q on route %s: send Content-Type: %s", req.ContentType, req.Route, acceptedContentTypes(req.Route))
 	}
-	body, err := d.decomp.decompress(req.Body, req.ContentEncoding, limit)
+	body, err := d.decomp.decompress(req.Body, req.ContentEncoding, limit, req.Charge)
 	if err != nil {
 		return Result{}, err
 	}

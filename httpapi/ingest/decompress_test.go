@@ -9,6 +9,7 @@ import (
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
 )
@@ -166,5 +167,78 @@ func TestGzipBombMemory(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if perRun := (after.TotalAlloc - before.TotalAlloc) / runs; perRun > 2*DefaultMaxBodyBytes {
 		t.Errorf("refusing a 64 MiB gzip bomb allocated %d bytes per request", perRun)
+	}
+}
+
+// TestDecompressCharges: a compressed body's decompressed bytes are
+// charged through Request.Charge as they are produced, in every encoding
+// (Loki's snappy too): at least the decompressed size, and no more than
+// the buffers this request allocated for it; an identity body costs
+// nothing more than itself.
+func TestDecompressCharges(t *testing.T) {
+	plain := []byte(`[` + strings.Repeat(`{"message":"charged as it inflates, charged as it inflates, charged as it inflates"},`, 20_000) + `{}]`) // 2 MB
+	for _, tc := range []struct {
+		encoding string
+		body     []byte
+	}{
+		{"gzip", gzipBytes(t, plain)},
+		{"deflate", zlibBytes(t, plain)},
+		{"deflate", flateBytes(t, plain)},
+		{"zstd", zstdBytes(t, plain)},
+		{"zstd", zstdStream(t, plain)},
+		{"", plain},
+	} {
+		d := NewDecoder()
+		for round := range 2 { // the second round reuses the output buffer
+			var charged int64
+			res, err := d.Decode(Request{Route: RouteCreate, ContentType: "application/json", ContentEncoding: tc.encoding, Body: tc.body,
+				Charge: func(n int64) bool { charged += n; return true }})
+			if err != nil || len(res.Events) != 20_001 {
+				t.Fatalf("%q: %d events, %v", tc.encoding, len(res.Events), err)
+			}
+			switch {
+			case tc.encoding == "" && charged != 0:
+				t.Errorf("identity body: %d bytes charged", charged)
+			case tc.encoding != "" && (charged < int64(len(plain)) || charged > 2*int64(len(plain))+8<<20):
+				t.Errorf("%q, round %d: %d bytes charged for %d decompressed", tc.encoding, round, charged, len(plain))
+			}
+		}
+	}
+	// Loki's snappy body: its decoded size.
+	lokiBody := s2.EncodeSnappy(nil, lokiPushProto(map[string][]lokiEntry{`{job="a"}`: {{secs: 1752148805, line: strings.Repeat("x", 1<<20)}}}, `{job="a"}`))
+	var charged int64
+	if _, err := NewDecoder().DecodeLokiPush(Request{ContentType: "application/x-protobuf", Body: lokiBody, Charge: func(n int64) bool { charged += n; return true }}); err != nil || charged < 1<<20 {
+		t.Fatalf("loki snappy: %d bytes charged, %v", charged, err)
+	}
+}
+
+// TestDecompressChargeRefused: when Request.Charge refuses, decompression
+// stops there with ErrBudget (429), having produced little more than what
+// was granted.
+func TestDecompressChargeRefused(t *testing.T) {
+	plain := make([]byte, 10<<20) // zeros: a few KiB compressed
+	for _, tc := range []struct {
+		encoding string
+		body     []byte
+	}{{"gzip", gzipBytes(t, plain)}, {"deflate", zlibBytes(t, plain)}, {"zstd", zstdBytes(t, plain)}, {"zstd", zstdStream(t, plain)}} {
+		d := NewDecoder()
+		var granted int64
+		var ms [2]runtime.MemStats
+		runtime.ReadMemStats(&ms[0])
+		_, err := d.Decode(Request{Route: RouteCreate, ContentType: "application/json", ContentEncoding: tc.encoding, Body: tc.body,
+			Charge: func(n int64) bool {
+				if granted+n > 2<<20 {
+					return false
+				}
+				granted += n
+				return true
+			}})
+		runtime.ReadMemStats(&ms[1])
+		if !errors.Is(err, ErrBudget) || StatusCode(err) != 429 {
+			t.Fatalf("%q: %v, want ErrBudget (429)", tc.encoding, err)
+		}
+		if alloc := ms[1].TotalAlloc - ms[0].TotalAlloc; alloc > 4<<20 {
+			t.Errorf("%q: refused past 2 MiB, yet %d bytes allocated", tc.encoding, alloc)
+		}
 	}
 }

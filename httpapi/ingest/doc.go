@@ -13,6 +13,8 @@
 //	ErrBadShape                  400  valid JSON the route cannot take (e.g. a batch
 //	                                  element that is not an object, /vector without timestamp)
 //	ErrUnsupportedContentType    415  a content type the route does not parse
+//	ErrBudget                    429  Request.Charge refused the memory decoding
+//	                                  would hold (the caller's in-flight budget)
 //
 // Every error returned wraps exactly one of these sentinels, so callers use
 // errors.Is. Lines of logplex and Cloudflare NDJSON bodies that cannot be

@@ -17,15 +17,20 @@ var (
 	ErrBadShape = errors.New("ingest: body shape not accepted by this route")
 	// ErrUnsupportedContentType: the route does not parse this content type (415).
 	ErrUnsupportedContentType = errors.New("ingest: unsupported content type")
+	// ErrBudget: Request.Charge refused the memory decoding would hold
+	// (429: the server holds too many request bytes at once; retry).
+	ErrBudget = errors.New("ingest: too many request bytes in flight")
 )
 
 // StatusCode returns the HTTP status Logflare answers for a decoding error:
-// 413, 415 or 400 (also for errors of unknown origin, which can only be
-// caused by the body).
+// 413, 415, 429 (ErrBudget) or 400 (also for errors of unknown origin,
+// which can only be caused by the body).
 func StatusCode(err error) int {
 	switch {
 	case errors.Is(err, ErrTooLarge):
 		return 413
+	case errors.Is(err, ErrBudget):
+		return 429
 	case errors.Is(err, ErrUnsupportedContentType):
 		return 415
 	}

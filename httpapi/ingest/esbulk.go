@@ -56,7 +56,7 @@ func (d *Decoder) DecodeBulk(req Request, defaultIndex string) ([]BulkItem, erro
 	default:
 		return nil, errorf(ErrUnsupportedContentType, "%q: the bulk API takes application/x-ndjson or application/json", req.ContentType)
 	}
-	body, err := d.decomp.decompress(req.Body, req.ContentEncoding, d.limit())
+	body, err := d.decomp.decompress(req.Body, req.ContentEncoding, d.limit(), req.Charge)
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,7 @@ func (d *Decoder) DecodeLokiPush(req Request) (LokiPush, error) {
 	if strings.EqualFold(strings.TrimSpace(encoding), "snappy") {
 		encoding = "" // protobuf bodies are snappy-compressed whether or not they say so
 	}
-	body, err := d.decomp.decompress(req.Body, encoding, limit)
+	body, err := d.decomp.decompress(req.Body, encoding, limit, req.Charge)
 	if err != nil {
 		return LokiPush{}, err
 	}
@@ -97,6 +97,9 @@ func (d *Decoder) DecodeLokiPush(req Request) (LokiPush, error) {
 		}
 		if n > limit {
 			return LokiPush{}, errorf(ErrTooLarge, "snappy body decompresses to %d bytes, over the limit of %d", n, limit)
+		}
+		if req.Charge != nil && !req.Charge(int64(n)) {
+			return LokiPush{}, errorf(ErrBudget, "snappy body: no memory for its %d decompressed bytes now", n)
 		}
 		if cap(d.proto.snappy) < n {
 			d.proto.snappy = make([]byte, n)

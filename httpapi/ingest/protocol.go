@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+
 	"github.com/sediment/sediment/event"
 )
 
@@ -48,6 +50,13 @@ type protocolState struct {
 	vals  valueChunks
 	// snappy holds a Loki body after snappy decoding (reused).
 	snappy []byte
+	// members and dotted are OTLP's scratch for one attribute list
+	// (otlpConverter.attributes and nestDotted); record is the log record
+	// the protobuf path decodes each record into (otlpwire.go). All three
+	// are reused across records and decodes.
+	members []event.Value
+	dotted  []dottedEntry
+	record  *logspb.LogRecord
 }
 
 // reset readies the state for a new decode, whose results replace the
@@ -57,15 +66,25 @@ func (p *protocolState) reset() {
 	p.vals.reset()
 }
 
+// textChunk is the size of the chunks of the text buffer. A chunk is
+// never grown: growing would copy the texts it handed out already.
+const textChunk = 64 << 10
+
 // text appends with fn to the text buffer and returns what it appended as
-// a string aliasing the buffer.
+// a string aliasing the buffer. fn must only append.
 func (p *protocolState) text(fn func([]byte) []byte) string {
 	if cap(p.texts)-len(p.texts) < 64 {
-		p.texts = make([]byte, 0, max(4096, 2*cap(p.texts)))
+		p.texts = make([]byte, 0, textChunk)
 	}
 	start := len(p.texts)
-	p.texts = fn(p.texts)
-	return aliasString(p.texts[start:])
+	out := fn(p.texts)
+	if cap(out) != cap(p.texts) && start > 0 {
+		// fn outgrew the chunk, and its append copied the chunk's texts
+		// along: keep this text on its own, the chunk for the next ones.
+		return string(out[start:])
+	}
+	p.texts = out
+	return aliasString(out[start:])
 }
 
 // valueChunks hands out member and element slices from large chunks, so
@@ -75,17 +94,27 @@ type valueChunks struct {
 	chunk []event.Value
 }
 
+// valueChunkLen is the length of a chunk; slices longer than a quarter of
+// it get their own array, so that at most a quarter of a chunk is left
+// unused when the next slice does not fit.
+const valueChunkLen = 1024
+
 // alloc returns a slice of length 0 and capacity n.
 func (c *valueChunks) alloc(n int) []event.Value {
-	if n > 256 {
+	if n > valueChunkLen/4 {
 		return make([]event.Value, 0, n)
 	}
 	if cap(c.chunk)-len(c.chunk) < n {
-		c.chunk = make([]event.Value, 0, 1024)
+		c.chunk = make([]event.Value, 0, valueChunkLen)
 	}
 	s := c.chunk[len(c.chunk) : len(c.chunk) : len(c.chunk)+n]
 	c.chunk = c.chunk[:len(c.chunk)+n]
 	return s
+}
+
+// copyOf returns a copy of vs in the chunks.
+func (c *valueChunks) copyOf(vs []event.Value) []event.Value {
+	return append(c.alloc(len(vs)), vs...)
 }
 
 func (c *valueChunks) reset() { c.chunk = nil }

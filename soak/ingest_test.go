@@ -123,8 +123,8 @@ func (h *harness) newSender(i int) *sender {
 // segments, which compaction then merges: every source but the two
 // busiest is quiet for quietFor of every quietCycle, each at its own time.
 const (
-	quietCycle = 120 * time.Second
-	quietFor   = 45 * time.Second
+	quietCycle = 80 * time.Second
+	quietFor   = 40 * time.Second
 )
 
 // quiet reports whether src is in its quiet time at t (since the run's start).

@@ -485,14 +485,14 @@ func (h *harness) diskFullEpisode(ctx context.Context, n int) {
 	if mode == "floor" {
 		leave = floor / 2
 	}
+	h.diskFull.Store(true) // before the ballast grows: watchStorage must not take it for data
+	defer h.diskFull.Store(false)
 	t0 := time.Now()
 	written, err := fillBallast(ballast, leave)
 	ep.BallastBytes = written
 	if err != nil {
 		h.fails.add("harness: ballast", "%v", err)
 	}
-	h.diskFull.Store(true)
-	defer h.diskFull.Store(false)
 
 	saw507 := waitFor(ctx, 90*time.Second, func() bool { return h.ingest.last507Nano.Load() > t0.UnixNano() })
 	if saw507 {

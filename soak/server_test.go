@@ -301,6 +301,14 @@ func (s *serverProc) waitUp(ctx context.Context) (base string, epoch int64, ok b
 	}
 }
 
+// upNow returns the server's address and epoch without waiting; ok is
+// false while it is down.
+func (s *serverProc) upNow() (base string, epoch int64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.base, s.epoch, s.up
+}
+
 // steady reports whether the server has stayed up since epoch: a request
 // started then that lost its connection was dropped by the server, not by
 // the harness.

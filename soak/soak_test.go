@@ -80,6 +80,7 @@ type harness struct {
 
 	ingest    ingestStats
 	queries   queryStats
+	metrics   metricsScraper
 	sum       summary
 	rng       *rand.Rand
 	diskFull  atomic.Bool
@@ -190,6 +191,7 @@ func TestSoak(t *testing.T) {
 	wg.Go(func() { h.heavyClient(ctx) })
 	wg.Go(func() { h.healthProber(ctx) })
 	wg.Go(func() { h.watchStorage(ctx) })
+	wg.Go(func() { h.metrics.loop(ctx, h) })
 	deadline := h.start.Add(*flagDuration)
 	h.chaos(ctx, deadline)
 	sleepCtx(context.Background(), time.Until(deadline))
@@ -406,6 +408,7 @@ func (h *harness) killCycle(ctx context.Context) {
 			h.rss.record(rss, hwm)
 		}
 	}
+	h.metrics.scrape(ctx, h)
 	h.setPhase("kill -9 " + strconv.Itoa(n))
 	label := fmt.Sprintf("kill %d %s", n, mode)
 	h.t.Logf("soak: %s", label)
@@ -509,6 +512,7 @@ func (h *harness) diskFullEpisode(ctx context.Context, n int) {
 	if strings.Contains(mode, "kill") {
 		h.sum.Faults.Kills++
 		h.t.Logf("soak: kill -9 #%d on the full disk, and a start on it", h.sum.Faults.Kills)
+		h.metrics.scrape(ctx, h)
 		h.srv.kill()
 		h.setPhase("restarting on a full disk")
 		took, err := h.srv.start(h.storageArgs(blockRowsVariants[0]))
@@ -636,6 +640,7 @@ func (h *harness) watchStorage(ctx context.Context) {
 
 // cleanStop stops the server with SIGTERM: it must exit 0.
 func (h *harness) cleanStop() {
+	h.metrics.scrape(context.Background(), h)
 	code, err := h.srv.stop(60 * time.Second)
 	h.sum.Faults.CleanStopCodes = append(h.sum.Faults.CleanStopCodes, code)
 	if err != nil {
@@ -711,6 +716,17 @@ func (h *harness) summarize(runFor time.Duration) {
 	f.PanicExamples = h.log.panicExamples()
 	if f.Panics > 0 {
 		h.fails.add("panic in the server log", "%d lines with a panic or a stack trace; first: %s", f.Panics, f.PanicExamples[0])
+	}
+	if m, ok := h.metrics.totals(); ok {
+		st := &s.Storage
+		st.FromMetrics = true
+		st.Flushes, st.Compactions = int64(m["sediment_flushes_total"]), int64(m["sediment_compactions_total"])
+		st.RetentionExpired, st.RetentionDeleted = int64(m["sediment_retention_expired_events_total"]), int64(m["sediment_retention_deleted_segments_total"])
+		st.BackgroundFailures, st.BackgroundPanics = int64(m["sediment_background_failures_total"]), int64(m["sediment_background_panics_total"])
+		st.QueryMemoryPeak = int64(m["sediment_query_memory_peak_bytes"])
+		if st.BackgroundPanics > 0 {
+			h.fails.add("background panic", "/metrics counted %d panics of background work (flush, compaction, retention)", st.BackgroundPanics)
+		}
 	}
 	s.Memory = h.rss.figures()
 	s.Load = h.load.figures()

@@ -105,6 +105,19 @@ type summary struct {
 		ServerLog         string        `json:"server_log"`
 	} `json:"faults"`
 
+	// Storage is what /metrics counted, summed over the server's
+	// processes (when the binary serves /metrics).
+	Storage struct {
+		FromMetrics        bool  `json:"from_metrics"`
+		Flushes            int64 `json:"flushes"`
+		Compactions        int64 `json:"compactions"`
+		RetentionExpired   int64 `json:"retention_expired_events"`
+		RetentionDeleted   int64 `json:"retention_deleted_segments"`
+		BackgroundFailures int64 `json:"background_failures"`
+		BackgroundPanics   int64 `json:"background_panics"`
+		QueryMemoryPeak    int64 `json:"query_memory_peak_bytes"`
+	} `json:"storage"`
+
 	Memory rssFigures   `json:"memory"`
 	Verify verifyCounts `json:"verify"`
 	Load   loadFigures  `json:"load"`
@@ -231,6 +244,10 @@ func (s *summary) print(w io.Writer) {
 	p("storage: %d segment files written, %d removed (compaction, retention); data dir at most %s; retention source %s: %d events acknowledged (%d past retention), %d rows on disk at the end: at least %d removed",
 		s.Ingest.SegmentsWritten, s.Ingest.SegmentsRemoved, mib(s.Ingest.MaxDataBytes), s.Ingest.RetentionSource,
 		s.Ingest.AckedBySource[strings.Fields(s.Ingest.RetentionSource + " ")[0]], s.Verify.AckedOld, s.Ingest.RetentionOnDisk, s.Ingest.RetentionDropped)
+	if st := s.Storage; st.FromMetrics {
+		p("storage (/metrics, summed over processes): %d flushes, %d compactions, retention removed %d events (%d segments deleted whole), %d background failures (%d panics); query memory pool peak %s",
+			st.Flushes, st.Compactions, st.RetentionExpired, st.RetentionDeleted, st.BackgroundFailures, st.BackgroundPanics, mib(st.QueryMemoryPeak))
+	}
 	p("queries: %d run: %d results, %d errors (%d memory limit, %d time limit), %d refused 429, %d 503/507, %d interrupted by kills; max latency %.1f s",
 		s.Queries.Run, s.Queries.Results, s.Queries.Errors, s.Queries.RefusedMemory, s.Queries.RefusedTime, s.Queries.Admission429, s.Queries.Unavailable, s.Queries.Interrupted, s.Queries.MaxLatencyMs/1000)
 	p("heavy queries: %d run, %d results, %d refused by memory, %d by time; distinct cross join refused by memory %d times",

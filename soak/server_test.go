@@ -42,8 +42,8 @@ func buildSediment(dir string) (string, error) {
 type serveFlags map[string]string
 
 var (
-	flagLine   = regexp.MustCompile(`^  -([a-z0-9-]+)`)
-	defaultRE  = regexp.MustCompile(`\(default "?([^")]*)"?\)\s*$`)
+	flagLine   = regexp.MustCompile(`^ {1,4}--?([a-z0-9-]+)(\s|$)`)
+	defaultRE  = regexp.MustCompile(`\(default "?([^":)][^")]*)"?\)`)
 	listenAddr = regexp.MustCompile(`msg=listening addr=(\S+)`)
 	logKV      = regexp.MustCompile(`\b([a-z_]+)=("(?:[^"\\]|\\.)*"|\S+)`)
 	goroutine  = regexp.MustCompile(`^goroutine \d+ \[`)
@@ -54,31 +54,42 @@ func readServeFlags(bin string) (serveFlags, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sediment serve --help: %v\n%s", err, out)
 	}
-	flags := serveFlags{}
-	name := ""
-	for line := range strings.SplitSeq(string(out), "\n") {
-		if m := flagLine.FindStringSubmatch(line); m != nil {
-			name = m[1]
-			flags[name] = ""
-			continue
-		}
-		if name != "" && strings.HasPrefix(line, "    \t") {
-			flags[name] += strings.TrimSpace(line)
-		}
-	}
+	flags := parseServeHelp(string(out))
 	if len(flags) == 0 {
 		return nil, fmt.Errorf("sediment serve --help lists no flags:\n%s", out)
 	}
 	return flags, nil
 }
 
+// parseServeHelp reads the flags and their descriptions from the output
+// of `sediment serve --help`.
+func parseServeHelp(out string) serveFlags {
+	flags := serveFlags{}
+	name := ""
+	for line := range strings.SplitSeq(out, "\n") {
+		if m := flagLine.FindStringSubmatch(line); m != nil {
+			name = m[1]
+			flags[name] = ""
+			continue
+		}
+		// The description follows, indented deeper (Go's flag package: a
+		// tab; sediment's own usage: six spaces, then an "env" line).
+		if t := strings.TrimSpace(line); name != "" && t != "" && !strings.HasPrefix(t, "env ") &&
+			(strings.HasPrefix(line, "    \t") || strings.HasPrefix(line, "      ")) {
+			flags[name] += " " + t
+		}
+	}
+	return flags
+}
+
 // has reports whether the binary has --name.
 func (f serveFlags) has(name string) bool { _, ok := f[name]; return ok }
 
-// defaultOf returns the default --help prints for name ("" if none).
+// defaultOf returns the default --help prints for name ("" if none): the
+// last "(default X)" of its description.
 func (f serveFlags) defaultOf(name string) string {
-	if m := defaultRE.FindStringSubmatch(f[name]); m != nil {
-		return m[1]
+	if m := defaultRE.FindAllStringSubmatch(f[name], -1); m != nil {
+		return strings.TrimSpace(m[len(m)-1][1])
 	}
 	return ""
 }

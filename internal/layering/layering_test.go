@@ -37,6 +37,7 @@ var layers = map[string]int{
 	"bench":    6, // load generators and suites
 	"cmd":      7, // wiring
 	"fuzz":     8, // fuzz targets reach everything
+	"soak":     8, // the soak test (build tag soak) drives the binary and reaches everything
 }
 
 // denyExternal lists, per top-level folder, imports its non-test files

@@ -16,6 +16,7 @@ import (
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/httpapi/ingest"
+	"github.com/sediment/sediment/internal/vfs"
 )
 
 // Run: go test -run '^$' -bench 'Ingest' -benchtime 400x -count 6 ./httpapi | tee new.txt
@@ -105,25 +106,34 @@ func BenchmarkIngestHTTP(b *testing.B) {
 }
 
 // BenchmarkIngestDecode is the HTTP layer's share of the same work on one
-// core: decode and normalise the same batches, no network, no engine.
-// Compare its ns/op with BenchmarkIngestHTTP's to see decoding's part of
-// the end-to-end cost.
+// core: decode, normalise and encode the same batches for the engine, as
+// storeEach does, with no network and no append. Compare its ns/op with
+// BenchmarkIngestHTTP's to see decoding's part of the end-to-end cost.
 func BenchmarkIngestDecode(b *testing.B) {
 	batches, total := vectorBatches(64)
+	eng, err := engine.Open("/data", &engine.Options{FS: vfs.NewMemFS(), DisableBackground: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
 	w := newIngestWorker(ingest.DefaultMaxBodyBytes)
 	now := time.Now()
 	b.SetBytes(int64(total / len(batches)))
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		res, err := w.dec.Decode(ingest.Request{Route: ingest.RouteCreate, ContentType: "application/json", Body: batches[i%len(batches)]})
-		if err != nil || len(res.Events) != benchBatchEvents {
+		res, err := w.dec.Decode(ingest.Request{Route: ingest.RouteCreate, ContentType: "application/json", Body: batches[i%len(batches)], Stream: true})
+		if err != nil {
 			b.Fatal(err)
 		}
-		w.norm.Reset()
-		w.events = w.events[:0]
-		for j := range res.Events {
-			ev, _ := w.norm.Normalize(res.Events[j], now, event.NormalizeOptions{})
-			w.events = append(w.events, ev)
+		batch := w.batchFor(eng)
+		err = w.dec.Each(&res, func(raw event.Value) error {
+			w.norm.Reset()
+			ev, _ := w.norm.Normalize(raw, now, event.NormalizeOptions{})
+			batch.Add(&ev)
+			return nil
+		})
+		if err != nil || batch.Len() != benchBatchEvents {
+			b.Fatal(err, batch.Len())
 		}
 	}
 	b.ReportMetric(float64(b.N*benchBatchEvents)/b.Elapsed().Seconds(), "events/s")

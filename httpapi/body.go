@@ -204,6 +204,8 @@ func (s *Server) readBody(ctx *fasthttp.RequestCtx) bool {
 	case errors.Is(err, errBodyTooLarge):
 		sendDetail(ctx, fasthttp.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))
 	case errors.Is(err, errBodyBudget):
+		src, _ := s.sourceNamedInURL(ctx)
+		s.countRejected(src, RejectRequestBodies, fmt.Sprintf("request bodies in memory at once reached %d bytes", s.opts.MaxInflightBodyBytes))
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, retryAfterBodies)
 		sendStatic(ctx, fasthttp.StatusTooManyRequests, bodyBodiesInFlight)
 	case isTimeout(err):

@@ -15,11 +15,15 @@ import (
 // decoder, the normaliser's arena and the event slice. Workers are pooled;
 // a warm one allocates nothing per event.
 type ingestWorker struct {
-	dec    *ingest.Decoder
-	norm   event.Normalizer
-	events []event.Event
-	msg    []byte      // scratch for custom event messages
-	recent recentBatch // encoded events handed to the recent store
+	dec  *ingest.Decoder
+	norm event.Normalizer
+	// batch is the events of the request being stored, encoded for the
+	// engine batchEng (see batchFor).
+	batch    *engine.Batch
+	batchEng *engine.Engine
+	idDec    event.EventDecoder // reads ids back from batch (storedID)
+	msg      []byte             // scratch for custom event messages
+	recent   recentBatch        // encoded events handed to the recent store
 }
 
 func newIngestWorker(maxBody int) *ingestWorker {
@@ -44,14 +48,16 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		return
 	}
 
-	w := s.workers.Get().(*ingestWorker)
-	defer s.workers.Put(w)
+	w := s.workers.get()
+	defer s.workers.put(w)
 
 	req := ingest.Request{
 		Route:           route,
 		ContentType:     b2s(ctx.Request.Header.ContentType()),
 		ContentEncoding: b2s(ctx.Request.Header.ContentEncoding()),
 		Body:            ctx.PostBody(),
+		// An array body is parsed as its events are stored (storeEach).
+		Stream: true,
 	}
 	if route == ingest.RouteCloudEvent {
 		req.Headers = ctx.Request.Header.All()
@@ -67,12 +73,18 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return
 	}
-	if err := s.store(w, src, res.Events, nil); err != nil {
+	n, err := s.storeEach(w, src, len(req.Body), func(fn func(event.Value) error) error { return w.dec.Each(&res, fn) }, nil)
+	var derr *decodeError
+	switch {
+	case errors.As(err, &derr):
+		sendDetail(ctx, ingest.StatusCode(derr.err), derr.err.Error())
+		return
+	case err != nil:
 		s.appendFailed(ctx, src, err)
 		return
 	}
 	s.countDrops(src, DropUnparseableLine, res.Skipped, "lines of route "+route.String()+" that did not parse")
-	if len(res.Events) == 0 && res.Skipped == 0 {
+	if n == 0 && res.Skipped == 0 {
 		s.countDrops(src, DropEmptyBatch, 1, "a request with no event (empty body or empty batch)")
 	}
 	sendStatic(ctx, fasthttp.StatusOK, bodyLogged)
@@ -128,6 +140,7 @@ func (s *Server) sourceNamedInURL(ctx *fasthttp.RequestCtx) (src *catalog.Source
 func (s *Server) appendFailed(ctx *fasthttp.RequestCtx, src *catalog.Source, err error) {
 	switch {
 	case errors.Is(err, engine.ErrBackpressure):
+		s.countRejected(src, rejectReason(err), err.Error())
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "3")
 		sendStatic(ctx, fasthttp.StatusTooManyRequests, bodyBufferFull)
 	case errors.Is(err, engine.ErrDiskFull):

@@ -160,7 +160,7 @@ type Server struct {
 	baseCtx context.Context
 	cancel  context.CancelFunc
 
-	workers sync.Pool // *ingestWorker
+	workers *workerPool
 	rules   ruleCache
 	recent  recentStore
 	stats   ingestCounters
@@ -191,11 +191,11 @@ func New(opts Options) (*Server, error) {
 	if o.Runner != nil {
 		s.runner.Store(&runnerBox{o.Runner})
 	}
-	s.workers.New = func() any {
+	s.workers = newWorkerPool(func() *ingestWorker {
 		w := newIngestWorker(o.MaxBodyBytes)
 		w.dec.Now = o.Now // RFC 3164 syslog timestamps take their year from it
 		return w
-	}
+	})
 	s.search = search.New(search.Options{Now: o.Now, Timeout: o.QueryTimeout, Logger: o.Logger})
 	s.queries = newQueryGate(o.MaxConcurrentQueries, o.MaxQueuedQueries, o.QueryQueueWait)
 	s.bodies.limit = o.MaxInflightBodyBytes

@@ -224,6 +224,37 @@ func PeakRSS(pid int) (int64, error) {
 	return 0, errors.New(path + ": no VmHWM")
 }
 
+// ProcessCPU returns the CPU time (user and system) process pid has used so
+// far, from /proc/<pid>/stat (Linux).
+func ProcessCPU(pid int) (time.Duration, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/stat"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// the fields after its closing parenthesis are fixed.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, errors.New(path + ": no command name")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0, errors.New(path + ": too few fields")
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		ticks += n
+	}
+	// Linux reports in USER_HZ, 100 per second on every platform it runs.
+	return time.Duration(ticks) * (time.Second / 100), nil
+}
+
 func newKey() (string, error) {
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {

@@ -87,6 +87,14 @@ func BenchmarkNormalize(b *testing.B) {
 			Normalize(v, now, NormalizeOptions{})
 		}
 	})
+	b.Run("normalizer-uuid", func(b *testing.B) {
+		var n Normalizer
+		b.ReportAllocs()
+		for b.Loop() {
+			n.Reset()
+			n.Normalize(v, now, NormalizeOptions{})
+		}
+	})
 }
 
 func BenchmarkCodec(b *testing.B) {

@@ -130,23 +130,20 @@ type eventRange struct {
 // calls it; new heads are private to it until rotate installs them. An
 // error (an event that does not decode) leaves h with rows staged: the
 // caller takes them back out (truncate to marks[0]).
-func (s *Shard) stage(h *head, group []*appendReq, scratch *[]byte) (*stagePlan, error) {
+func (s *Shard) stage(h *head, group []*appendReq) (*stagePlan, error) {
 	p := &stagePlan{heads: []*head{h}, pieces: make([][]eventRange, 1), last: make([]int, len(group))}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	p.marks = append(p.marks, h.mark())
 	cur := h
-	dec := &s.commitDec
 	for gi, r := range group {
 		p.last[gi] = -1
 		from, n := 0, r.events()
 		for i := 0; i < n; i++ {
-			ev, _, err := dec.Decode(r.batch.Event(i))
-			if err != nil {
+			m := cur.mark()
+			if err := cur.addEncoded(r.batch.Event(i)); err != nil {
 				return p, fmt.Errorf("shard %s: event %d of a batch: %w", s.id, i, err)
 			}
-			m := cur.mark()
-			*scratch = cur.add(&ev, *scratch)
 			if cur.capSkipped == 0 {
 				continue
 			}

@@ -51,8 +51,6 @@ type Shard struct {
 	// writes them (one write and one fsync per group), inserts the events
 	// into the head and acknowledges.
 	reqs chan *appendReq
-	// commitDec decodes batches' events for the head (committer only).
-	commitDec event.EventDecoder
 	// enqMu orders enqueues against close: senders hold it shared, close
 	// takes it exclusively before stopping the committer, so no request is
 	// queued after the committer's final drain. The committer never takes
@@ -791,7 +789,7 @@ func (s *Shard) enqueue(ctx context.Context, req *appendReq) error {
 // fsync per group of queued batches, then head insertion in log order.
 func (s *Shard) committer() {
 	defer s.wg.Done()
-	var buf, scratch []byte
+	var buf []byte
 	var group []*appendReq
 	for {
 		group = group[:0]
@@ -804,7 +802,7 @@ func (s *Shard) committer() {
 				group = append(group, <-s.reqs)
 			}
 			if len(group) > 0 {
-				s.commitGuarded(group, &buf, &scratch)
+				s.commitGuarded(group, &buf)
 			}
 			return
 		}
@@ -819,14 +817,14 @@ func (s *Shard) committer() {
 				break drain
 			}
 		}
-		s.commitGuarded(group, &buf, &scratch)
+		s.commitGuarded(group, &buf)
 	}
 }
 
 // commitGuarded runs commit, recovering a panic: the group is answered
 // with an error and the shard refuses events from then on, since its log
 // and head may no longer agree. The process and the other sources go on.
-func (s *Shard) commitGuarded(group []*appendReq, bufp, scratchp *[]byte) {
+func (s *Shard) commitGuarded(group []*appendReq, bufp *[]byte) {
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -843,10 +841,10 @@ func (s *Shard) commitGuarded(group []*appendReq, bufp, scratchp *[]byte) {
 			}
 		}
 	}()
-	s.commit(group, bufp, scratchp)
+	s.commit(group, bufp)
 }
 
-func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
+func (s *Shard) commit(group []*appendReq, bufp *[]byte) {
 	rotate := false
 	for _, r := range group {
 		rotate = rotate || r.rotate
@@ -857,7 +855,7 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 	s.mu.RUnlock()
 	// Stage the events in the head first: that finds the events that need
 	// a new head (see headcap.go), whose records must go to a new log file.
-	plan, err := s.stage(h, group, scratchp)
+	plan, err := s.stage(h, group)
 	if err != nil {
 		// A batch that does not decode (a bug: Batch.Add encodes them):
 		// nothing of the group is logged or kept.

@@ -236,6 +236,15 @@ type measurer struct {
 // bytes validates a length-prefixed byte string at off and returns it with the
 // offset after it.
 func (m *measurer) bytes(src []byte, off int, what string) ([]byte, int, error) {
+	// Most keys and values are shorter than 128 bytes: a one-byte length.
+	if off < len(src) && src[off] < 0x80 {
+		n := int(src[off])
+		off++
+		if n > len(src)-off {
+			return nil, off, corruptf("%s length %d exceeds remaining %d bytes at offset %d", what, n, len(src)-off, off)
+		}
+		return src[off : off+n], off + n, nil
+	}
 	n, k := binary.Uvarint(src[off:])
 	if k <= 0 {
 		return nil, off, corruptf("bad %s length varint at offset %d", what, off)

@@ -124,11 +124,11 @@ func TestWalkEventAllocatesNothing(t *testing.T) {
 
 type countVisitor struct{ n int }
 
-func (c *countVisitor) Begin(string, int64, string, bool) {}
+func (c *countVisitor) Begin(string, int64, string, bool)        {}
 func (c *countVisitor) Scalar(int, string, Kind, uint64, string) { c.n++ }
-func (c *countVisitor) Object(int, string)                { c.n++ }
-func (c *countVisitor) EndObject()                        {}
-func (c *countVisitor) Array(int, string, []byte)         { c.n++ }
+func (c *countVisitor) Object(int, string)                       { c.n++ }
+func (c *countVisitor) EndObject()                               {}
+func (c *countVisitor) Array(int, string, []byte)                { c.n++ }
 
 // FuzzWalkEvent: WalkEvent accepts exactly what DecodeEvent accepts, and
 // gives the same event.

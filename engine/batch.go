@@ -14,7 +14,7 @@ import (
 // event at a time: a caller that decodes a large request encodes each
 // event as soon as it is normalised and reuses that event's memory for the
 // next, instead of holding a value tree per event until the append. The
-// bytes are the write-ahead log record's payload as they will be logged
+// bytes are the write-ahead log records' payloads as they will be logged
 // (the event codec, back to back), so appending them costs no second
 // encoding, and they hold no pointers for the collector to follow.
 //
@@ -26,21 +26,32 @@ import (
 // concurrent use, and must not change while AppendBatch runs.
 type Batch struct {
 	maxFields int
-	// buf holds batchCountRoom bytes of room for the record's event count,
-	// then the events; ends[i] is where event i ends in buf.
-	buf  []byte
-	ends []int
+	// buf holds the events in chunks of about batchChunkBytes, each a log
+	// record's payload: batchCountRoom bytes of room for the chunk's
+	// event count, then its events. starts[i] and ends[i] bound event i in
+	// buf; chunks[k] is the index of the first event of chunk k.
+	buf    []byte
+	starts []int
+	ends   []int
+	chunks []int
 	// Events cut to maxFields, the fields they lost, and the id of the
 	// first of them (copied: the event's buffers are the caller's).
 	cut, lost int64
 	firstCut  string
-	// rec is the log record AppendBatch encodes, kept for reuse.
+	// rec is the log records AppendBatch encodes, kept for reuse.
 	rec []byte
 }
 
-// batchCountRoom is the room before the events for the uvarint count that
-// starts a record's payload.
-const batchCountRoom = binary.MaxVarintLen64
+const (
+	// batchCountRoom is the room before a chunk's events for the uvarint
+	// count that starts a record's payload.
+	batchCountRoom = binary.MaxVarintLen64
+	// batchChunkBytes is about how many bytes of events go in one log
+	// record. A large request becomes several records, written together
+	// (all are acknowledged or none), so that compressing a record never
+	// needs room for the whole request at once.
+	batchChunkBytes = 1 << 20
+)
 
 // errForeignBatch is returned by AppendBatch for a batch made by another
 // engine, whose field cap may differ.
@@ -55,11 +66,8 @@ func (e *Engine) NewBatch() *Batch {
 
 // Reset empties the batch, keeping its memory.
 func (b *Batch) Reset() {
-	if cap(b.buf) < batchCountRoom {
-		b.buf = make([]byte, batchCountRoom, 4096)
-	}
-	b.buf = b.buf[:batchCountRoom]
-	b.ends = b.ends[:0]
+	b.buf = b.buf[:0]
+	b.starts, b.ends, b.chunks = b.starts[:0], b.ends[:0], b.chunks[:0]
 	b.cut, b.lost, b.firstCut = 0, 0, ""
 }
 
@@ -67,16 +75,22 @@ func (b *Batch) Reset() {
 // encoding is a little smaller than its JSON), so that a large batch is
 // allocated once rather than grown step by step.
 func (b *Batch) Grow(n int) {
+	n += (n/batchChunkBytes + 1) * batchCountRoom
 	if n > 0 && cap(b.buf)-len(b.buf) < n {
 		b.buf = slices.Grow(b.buf, n)
 	}
+}
+
+// RetainedBytes returns the memory the batch keeps for reuse.
+func (b *Batch) RetainedBytes() int {
+	return cap(b.buf) + cap(b.rec) + 8*(cap(b.starts)+cap(b.ends)+cap(b.chunks))
 }
 
 // Len returns the number of events added since the last Reset.
 func (b *Batch) Len() int { return len(b.ends) }
 
 // Bytes returns the size of the encoded events.
-func (b *Batch) Bytes() int { return len(b.buf) - batchCountRoom }
+func (b *Batch) Bytes() int { return len(b.buf) - len(b.chunks)*batchCountRoom }
 
 // Add encodes e at the end of the batch, cut to the engine's
 // MaxEventFields. e is not changed.
@@ -92,36 +106,44 @@ func (b *Batch) Add(e *event.Event) {
 		capped.Fields = fields
 		e = &capped
 	}
+	if n := len(b.chunks); n == 0 || len(b.buf)-b.starts[b.chunks[n-1]] >= batchChunkBytes {
+		b.chunks = append(b.chunks, len(b.ends))
+		b.buf = append(b.buf, make([]byte, batchCountRoom)...)
+	}
+	b.starts = append(b.starts, len(b.buf))
 	b.buf = event.AppendEvent(b.buf, *e)
 	b.ends = append(b.ends, len(b.buf))
 }
 
 // Event returns the encoding of event i (event.DecodeEvent reads it).
-func (b *Batch) Event(i int) []byte {
-	start := batchCountRoom
-	if i > 0 {
-		start = b.ends[i-1]
+func (b *Batch) Event(i int) []byte { return b.buf[b.starts[i]:b.ends[i]] }
+
+// appendRecords appends the log records of the whole batch to dst, one per
+// chunk.
+func (b *Batch) appendRecords(dst []byte) []byte {
+	for k, first := range b.chunks {
+		last := len(b.ends) // past the chunk's last event
+		if k+1 < len(b.chunks) {
+			last = b.chunks[k+1]
+		}
+		// The count goes in the room before the chunk's first event.
+		var n [binary.MaxVarintLen64]byte
+		w := binary.PutUvarint(n[:], uint64(last-first))
+		start := b.starts[first] - w
+		copy(b.buf[start:], n[:w])
+		dst = appendWALRecord(dst, b.buf[start:b.ends[last-1]])
 	}
-	return b.buf[start:b.ends[i]]
+	return dst
 }
 
-// span returns the encodings of events [from, to), back to back.
-func (b *Batch) span(from, to int) []byte {
-	start := batchCountRoom
-	if from > 0 {
-		start = b.ends[from-1]
+// appendRangeRecord appends one log record of events [from, to) to dst,
+// using raw as scratch for its payload; both are returned for reuse.
+func (b *Batch) appendRangeRecord(dst, raw []byte, from, to int) ([]byte, []byte) {
+	raw = binary.AppendUvarint(raw[:0], uint64(to-from))
+	for i := from; i < to; i++ {
+		raw = append(raw, b.Event(i)...)
 	}
-	return b.buf[start:b.ends[to-1]]
-}
-
-// payload returns the record payload of the whole batch: the event count,
-// written into the room before the events, then the events.
-func (b *Batch) payload() []byte {
-	var n [binary.MaxVarintLen64]byte
-	k := binary.PutUvarint(n[:], uint64(len(b.ends)))
-	start := batchCountRoom - k
-	copy(b.buf[start:], n[:k])
-	return b.buf[start:]
+	return appendWALRecord(dst, raw), raw
 }
 
 // batches recycles the batches of Shard.Append.

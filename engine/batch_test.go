@@ -116,3 +116,49 @@ func TestAppendBatchPublishes(t *testing.T) {
 		t.Fatalf("subscriber got %+v", got)
 	}
 }
+
+// TestLargeBatchIsSeveralRecords: a batch larger than a chunk is logged as
+// several records, written together; replay reads every event back.
+func TestLargeBatchIsSeveralRecords(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	s, _ := e.Shard(shardID)
+	b := e.NewBatch()
+	want := map[string]event.Event{}
+	pad := make([]byte, 3000)
+	for i := range pad {
+		pad[i] = 'a' + byte(i%26)
+	}
+	for i := 0; b.Bytes() < 3*batchChunkBytes; i++ {
+		ev := testEvent(i, int64(1_700_000_000_000_000+i))
+		ev.Message, ev.HasMessage = string(pad), true
+		want[ev.ID] = ev
+		b.Add(&ev)
+	}
+	if err := s.AppendBatch(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.chunks) < 3 {
+		t.Fatalf("%d chunks for %d bytes", len(b.chunks), b.Bytes())
+	}
+	records := 0
+	data, err := vfs.ReadFile(fs, walPath(t, fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := walHeaderSize; off < len(data); records++ {
+		_, n, err := decodeWALRecord(data[off:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		off += n
+	}
+	if records != len(b.chunks) {
+		t.Fatalf("%d records in the log, want one per chunk (%d)", records, len(b.chunks))
+	}
+	e.Close()
+	e = openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, _ = e.Shard(shardID)
+	assertEvents(t, s, want)
+}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -186,9 +185,7 @@ func (p *stagePlan) appendRecords(dst []byte, k int) []byte {
 			dst = append(dst, er.req.rec...)
 			continue
 		}
-		raw = binary.AppendUvarint(raw[:0], uint64(er.to-er.from))
-		raw = append(raw, er.req.batch.span(er.from, er.to)...)
-		dst = appendWALRecord(dst, raw)
+		dst, raw = er.req.batch.appendRangeRecord(dst, raw, er.from, er.to)
 	}
 	return dst
 }

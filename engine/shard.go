@@ -753,7 +753,7 @@ func (s *Shard) AppendBatch(ctx context.Context, b *Batch) error {
 	}
 	// The record is encoded before waiting for admission: the wait is for
 	// the disk, and the CPU is better spent meanwhile.
-	b.rec = appendWALRecord(b.rec[:0], b.payload())
+	b.rec = b.appendRecords(b.rec[:0])
 	if err := s.admit(ctx); err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ type ingestWorker struct {
 	batch    *engine.Batch
 	batchEng *engine.Engine
 	idDec    event.EventDecoder // reads ids back from batch (storedID)
+	// retainedBytes is what the worker's buffers held when it was last
+	// returned to the pool (workers.go).
+	retainedBytes int
 	msg      []byte             // scratch for custom event messages
 	recent   recentBatch        // encoded events handed to the recent store
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"math"
 	"context"
 	"errors"
 	"fmt"
@@ -191,7 +192,7 @@ func New(opts Options) (*Server, error) {
 	if o.Runner != nil {
 		s.runner.Store(&runnerBox{o.Runner})
 	}
-	s.workers = newWorkerPool(func() *ingestWorker {
+	s.workers = newWorkerPool(int(min(o.MaxInflightBodyBytes, int64(math.MaxInt))), func() *ingestWorker {
 		w := newIngestWorker(o.MaxBodyBytes)
 		w.dec.Now = o.Now // RFC 3164 syslog timestamps take their year from it
 		return w

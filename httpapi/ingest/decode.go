@@ -78,6 +78,12 @@ type Decoder struct {
 	rfc3164 syslog3164
 }
 
+// RetainedBytes returns about how much memory the Decoder keeps for reuse
+// (its decompression buffer and scratch), for pools that bound it.
+func (d *Decoder) RetainedBytes() int {
+	return cap(d.decomp.buf) + cap(d.scratch)
+}
+
 // NewDecoder returns a Decoder with the default body limit.
 func NewDecoder() *Decoder { return &Decoder{} }
 

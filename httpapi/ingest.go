@@ -25,8 +25,8 @@ type ingestWorker struct {
 	// retainedBytes is what the worker's buffers held when it was last
 	// returned to the pool (workers.go).
 	retainedBytes int
-	msg      []byte             // scratch for custom event messages
-	recent   recentBatch        // encoded events handed to the recent store
+	msg           []byte      // scratch for custom event messages
+	recent        recentBatch // encoded events handed to the recent store
 }
 
 func newIngestWorker(maxBody int) *ingestWorker {

@@ -1,12 +1,12 @@
 package httpapi
 
 import (
-	"math"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"runtime"
 	"sync"

@@ -402,10 +402,10 @@ func (p *Parser) object(depth int) error {
 }
 
 // dedupMembers applies "last value wins, first position kept" to duplicate
-// keys, compacting ms in place. A 64-bit filter over (length, first and last
-// byte) of each key makes the common duplicate-free case one pass; only
-// filter hits are compared, and large objects use a map so hostile input
-// cannot make this quadratic.
+// keys, compacting ms in place. A 64-bit filter over (length, first, middle
+// and last byte) of each key makes the common duplicate-free case one pass;
+// only filter hits are compared, and large objects use a map so hostile
+// input cannot make this quadratic.
 func (p *Parser) dedupMembers(ms []Value) []Value {
 	if len(ms) < 2 {
 		return ms
@@ -419,9 +419,9 @@ func (p *Parser) dedupMembers(ms []Value) []Value {
 		k := ms[i].Key
 		h := uint64(len(k))
 		if len(k) > 0 {
-			h = h*31 + uint64(k[0])*7 + uint64(k[len(k)-1])
+			h = h<<24 | uint64(k[0])<<16 | uint64(k[len(k)/2])<<8 | uint64(k[len(k)-1])
 		}
-		bit := uint64(1) << (h & 63)
+		bit := uint64(1) << ((h * 0x9e3779b97f4a7c15) >> 58) // Fibonacci hashing: the top 6 bits
 		if filter&bit != 0 {
 			if j := indexKey(ms[:n], k); j >= 0 {
 				ms[j].Str, ms[j].Kids, ms[j].Num, ms[j].Kind = ms[i].Str, ms[i].Kids, ms[i].Num, ms[i].Kind
@@ -429,7 +429,9 @@ func (p *Parser) dedupMembers(ms []Value) []Value {
 			}
 		}
 		filter |= bit
-		ms[n] = ms[i]
+		if n != i { // only after a duplicate: a Value is 72 bytes with pointers
+			ms[n] = ms[i]
+		}
 		n++
 	}
 	return ms[:n]

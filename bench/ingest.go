@@ -42,6 +42,9 @@ type IngestOptions struct {
 	Progress    *Progress
 	// MaxRetryWait bounds the back-off after a 429/503 (default 1s).
 	MaxRetryWait time.Duration
+	// ServerPID, when known, is the server's process: its CPU time while
+	// the events are sent is reported.
+	ServerPID int
 }
 
 // IngestResult is what an ingest run measured.
@@ -58,6 +61,11 @@ type IngestResult struct {
 	LatencyMax  float64 `json:"latency_max_ms"`
 	Connections int     `json:"connections"`
 	BatchSize   int     `json:"batch_size"`
+	// Filled by RunIngestBench when it knows the server's process: its
+	// CPU time while the events were sent (user and system, all threads),
+	// and that per million events.
+	ServerCPUSeconds      float64 `json:"server_cpu_s,omitempty"`
+	ServerCPUPerMillionEv float64 `json:"server_cpu_s_per_1m_events,omitempty"`
 	// Filled by RunIngestBench when it ran the server itself.
 	PeakRSSBytes  int64      `json:"peak_rss_bytes,omitempty"`
 	Disk          *DiskUsage `json:"disk,omitempty"`
@@ -126,6 +134,11 @@ func IngestHTTP(ctx context.Context, ds Dataset, o IngestOptions) (*IngestResult
 	var events, requests, bodyBytes, retries atomic.Int64
 	lat := make([][]time.Duration, o.Connections)
 	o.Progress.Start("ingest", int64(ds.Events), "events")
+	var cpu0 time.Duration
+	cpuErr := errors.New("no server process")
+	if o.ServerPID > 0 {
+		cpu0, cpuErr = ProcessCPU(o.ServerPID)
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := range o.Connections {
@@ -156,6 +169,13 @@ func IngestHTTP(ctx context.Context, ds Dataset, o IngestOptions) (*IngestResult
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	var serverCPU time.Duration
+	if cpuErr == nil {
+		var cpu1 time.Duration
+		if cpu1, cpuErr = ProcessCPU(o.ServerPID); cpuErr == nil {
+			serverCPU = cpu1 - cpu0
+		}
+	}
 	o.Progress.Finish()
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
@@ -172,6 +192,10 @@ func IngestHTTP(ctx context.Context, ds Dataset, o IngestOptions) (*IngestResult
 	res.LatencyP50 = ms(Percentile(all, 50))
 	res.LatencyP99 = ms(Percentile(all, 99))
 	res.LatencyMax = ms(Percentile(all, 100))
+	if cpuErr == nil && res.Events > 0 {
+		res.ServerCPUSeconds = serverCPU.Seconds()
+		res.ServerCPUPerMillionEv = serverCPU.Seconds() / float64(res.Events) * 1e6
+	}
 	return res, nil
 }
 

@@ -101,6 +101,9 @@ func (r *Report) Metrics() []Metric {
 		if in.PeakRSSBytes > 0 {
 			add(prefix+"peak_rss", float64(in.PeakRSSBytes)/(1<<20), "MiB", false)
 		}
+		if in.ServerCPUSeconds > 0 {
+			add(prefix+"server_cpu_per_1m_events", in.ServerCPUPerMillionEv, "CPU-s", false)
+		}
 		if in.Disk != nil {
 			out = append(out, Metric{Name: prefix + "bytes_per_event", Value: in.BytesPerEvent, Unit: "B", Exact: true})
 			add(prefix+"settle", in.Disk.SettleSeconds, "s", false)
@@ -228,6 +231,9 @@ func writeIngestTable(w io.Writer, in *IngestResult) {
 	row("throughput", fmt.Sprintf("%.1f MB/s (%s of JSON, %.0f B/event)", in.MBPerS, iec(in.BodyBytes), float64(in.BodyBytes)/max(float64(in.Events), 1)))
 	row("request latency", fmt.Sprintf("p50 %.1f ms, p99 %.1f ms, max %.1f ms", in.LatencyP50, in.LatencyP99, in.LatencyMax))
 	row("retried (429/503)", thousands(float64(in.Retries)))
+	if in.ServerCPUSeconds > 0 {
+		row("server CPU", fmt.Sprintf("%.1f s (%.1f s per million events)", in.ServerCPUSeconds, in.ServerCPUPerMillionEv))
+	}
 	if in.PeakRSSBytes > 0 {
 		row("peak RSS (server)", iec(in.PeakRSSBytes))
 	}

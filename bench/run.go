@@ -52,6 +52,7 @@ func RunIngestBench(ctx context.Context, o IngestBenchOptions) (*IngestBench, er
 	o.Ingest.Progress = o.Progress
 	if o.Ingest.URL != "" {
 		out.Server = o.Ingest.URL
+		o.Ingest.ServerPID = o.ServerPID
 		res, err := IngestHTTP(ctx, o.Dataset, o.Ingest)
 		if err != nil {
 			return nil, err
@@ -95,7 +96,7 @@ func ingestChild(ctx context.Context, ds Dataset, so ServerOptions, iopts Ingest
 	if err != nil {
 		return nil, err
 	}
-	iopts.URL, iopts.Key, iopts.Progress = srv.URL, srv.PublicKey, p
+	iopts.URL, iopts.Key, iopts.Progress, iopts.ServerPID = srv.URL, srv.PublicKey, p, srv.PID()
 	res, err := IngestHTTP(ctx, ds, iopts)
 	var rssErr error
 	if err == nil {

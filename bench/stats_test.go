@@ -305,3 +305,30 @@ func TestFormatting(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessCPU: the process's own CPU time reads back, and grows with
+// work done.
+func TestProcessCPU(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	pid := os.Getpid()
+	before, err := ProcessCPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for i := 0; i < 200_000_000; i++ {
+		x += i ^ (x >> 3)
+	}
+	after, err := ProcessCPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Fatalf("CPU time %v then %v after busy work (%d)", before, after, x)
+	}
+	if _, err := ProcessCPU(1 << 30); err == nil {
+		t.Fatal("no error for a process that does not exist")
+	}
+}

@@ -33,6 +33,8 @@ type Engine struct {
 	// mem accounts the heads of every shard, so that memory is bounded by
 	// the engine's budget however many sources are busy.
 	mem headMemory
+	// freed wakes appends waiting for heads to be written out.
+	freed headsFreed
 	// flushSlots bounds flushes running at once across shards: each holds
 	// a block of decoded columns and an index builder in memory.
 	flushSlots chan struct{}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"strings"
@@ -57,6 +58,8 @@ type head struct {
 	walFirst      uint64 // first WAL sequence whose records are in this head
 	walLast       uint64
 	frozen        bool
+	// adder stages events (add, addEncoded); under mu.
+	adder headAdder
 }
 
 // trieNode maps field names to child nodes so that flattening an event
@@ -68,16 +71,43 @@ type trieNode struct {
 	cols     [8]*headColumn // by segment.ColType
 	// order is the children in the order the last object had them: events
 	// of a source mostly share their key order, so the i-th member is
-	// usually order[i] and needs no map lookup.
+	// usually order[i] and needs no map lookup. quick is the last child
+	// found for each quickHash of a key.
 	order []*trieNode
+	quick [quickSlots]*trieNode
+}
+
+// quickSlots is the size of a trie node's quick table (a power of two).
+const quickSlots = 32
+
+// quickHash is a cheap hash of a member name (its length and its first
+// and last bytes) into a trie node's quick table; a collision costs only a
+// map lookup.
+func quickHash(key string) int {
+	h := uint(len(key))
+	if len(key) > 0 {
+		h = h*31 + uint(key[0])*7 + uint(key[len(key)-1])
+	}
+	return int(h & (quickSlots - 1))
 }
 
 // childAt returns the child for the i-th member of an object, named key.
+// It tries order[i], then the child the key's quick hash last led to,
+// before the map: an optional member that one event has and the last did
+// not shifts the others' positions.
 func (n *trieNode) childAt(i int, key string) *trieNode {
 	if i < len(n.order) && n.order[i].key == key {
 		return n.order[i]
 	}
+	q := quickHash(key)
+	if c := n.quick[q]; c != nil && c.key == key {
+		if i < len(n.order) {
+			n.order[i] = c
+		}
+		return c
+	}
 	c := n.child(key)
+	n.quick[q] = c
 	switch {
 	case i < len(n.order):
 		n.order[i] = c
@@ -126,6 +156,9 @@ type headColumn struct {
 	codes    []uint32
 	data     []byte
 	offs     []uint32
+	// lastCode is the dictionary code of the last value added, tried
+	// before the map: neighbouring events often share a value.
+	lastCode uint32
 
 	elem map[segment.ElemField]struct{} // array element fields seen
 }
@@ -235,6 +268,10 @@ func (c *headColumn) addString(row int, s string) int {
 	c.mark(row)
 	c.n++
 	if c.dict != nil {
+		if int(c.lastCode) < len(c.dictStrs) && c.dictStrs[c.lastCode] == s {
+			c.codes = append(c.codes, c.lastCode)
+			return 4
+		}
 		code, ok := c.dict[s]
 		if !ok {
 			if len(c.dictStrs) < headDictMax {
@@ -248,6 +285,7 @@ func (c *headColumn) addString(row int, s string) int {
 			c.unpack()
 		} else {
 			c.codes = append(c.codes, code)
+			c.lastCode = code
 			return 4
 		}
 	}
@@ -268,88 +306,150 @@ func (c *headColumn) unpack() {
 }
 
 // add stages one normalised event after the rows already staged; publish
-// makes it visible. Strings are copied.
+// makes it visible. Strings are copied. scratch is returned for reuse.
 func (h *head) add(e *event.Event, scratch []byte) []byte {
-	row := h.rows + h.staged
-	tc := h.column(h.root.child("timestamp"), segment.TypeTimestamp)
-	tc.mark(row)
-	tc.n++
-	tc.ints = append(tc.ints, e.Timestamp)
-	h.bytes += 8 + h.column(h.root.child("id"), segment.TypeString).addString(row, e.ID)
-	if e.HasMessage {
-		h.bytes += h.column(h.root.child("event_message"), segment.TypeString).addString(row, e.Message)
-	}
-	for i := range e.Fields.Kids {
-		m := &e.Fields.Kids[i]
-		scratch = h.addValue(h.root.childAt(i, m.Key), row, m, scratch)
-	}
+	a := h.adderFor()
+	scratch = event.WalkFields(e, a, scratch)
 	h.staged++
-	h.stagedMin = min(h.stagedMin, e.Timestamp)
-	h.stagedMax = max(h.stagedMax, e.Timestamp)
 	return scratch
 }
 
-func (h *head) addValue(n *trieNode, row int, v *event.Value, scratch []byte) []byte {
-	switch v.Kind {
-	case event.Null:
-		// Normalised events carry no nulls; tolerate them as absent.
+// addEncoded stages one event from its encoding (event.AppendEvent's), as
+// add does, without building its value tree. An error (a malformed
+// encoding) may leave some of the event's values staged: the caller takes
+// the rows back out (truncate).
+func (h *head) addEncoded(enc []byte) error {
+	a := h.adderFor()
+	rest, err := event.WalkEvent(enc, a)
+	if err == nil && len(rest) != 0 {
+		err = fmt.Errorf("%w: %d bytes after the event", event.ErrCorrupt, len(rest))
+	}
+	h.staged++ // whole or not, the row is there until truncated
+	return err
+}
+
+// adderFor returns the head's adder, ready for the next row.
+func (h *head) adderFor() *headAdder {
+	a := &h.adder
+	a.h, a.row, a.skip = h, h.rows+h.staged, 0
+	a.nodes = append(a.nodes[:0], h.root)
+	return a
+}
+
+// headAdder copies one event's values into a head's columns: the
+// event.FieldVisitor that add and addEncoded drive. A head keeps one (its
+// writers hold the head's lock).
+type headAdder struct {
+	h   *head
+	row int
+	// nodes are the trie nodes of the objects being added, the root
+	// first; skip counts the objects open inside one whose column the
+	// head refused (their fields are not stored either).
+	nodes []*trieNode
+	skip  int
+	// dec decodes arrays' elements, for their element fields.
+	dec event.EventDecoder
+}
+
+// Begin stages the base columns.
+func (a *headAdder) Begin(id string, ts int64, msg string, hasMsg bool) {
+	h, row := a.h, a.row
+	tc := h.column(h.root.child("timestamp"), segment.TypeTimestamp)
+	tc.mark(row)
+	tc.n++
+	tc.ints = append(tc.ints, ts)
+	h.bytes += 8 + h.column(h.root.child("id"), segment.TypeString).addString(row, id)
+	if hasMsg {
+		h.bytes += h.column(h.root.child("event_message"), segment.TypeString).addString(row, msg)
+	}
+	h.stagedMin = min(h.stagedMin, ts)
+	h.stagedMax = max(h.stagedMax, ts)
+}
+
+// Scalar stages a null (left absent), bool, int, float or string.
+func (a *headAdder) Scalar(i int, key string, kind event.Kind, num uint64, str string) {
+	if a.skip > 0 || kind == event.Null {
+		// Normalised events carry no nulls; they are tolerated as absent.
+		return
+	}
+	h, row := a.h, a.row
+	n := a.nodes[len(a.nodes)-1].childAt(i, key)
+	switch kind {
 	case event.Bool:
-		c := h.column(n, segment.TypeBool)
-		if c == nil {
-			break
+		if c := h.column(n, segment.TypeBool); c != nil {
+			c.mark(row)
+			c.n++
+			c.bools = append(c.bools, num != 0)
+			h.bytes++
 		}
-		c.mark(row)
-		c.n++
-		c.bools = append(c.bools, v.Bool())
-		h.bytes++
 	case event.Int:
-		c := h.column(n, segment.TypeInt64)
-		if c == nil {
-			break
+		if c := h.column(n, segment.TypeInt64); c != nil {
+			c.mark(row)
+			c.n++
+			c.ints = append(c.ints, int64(num))
+			h.bytes += 8
 		}
-		c.mark(row)
-		c.n++
-		c.ints = append(c.ints, v.Int())
-		h.bytes += 8
 	case event.Float:
-		c := h.column(n, segment.TypeFloat64)
-		if c == nil {
-			break
+		if c := h.column(n, segment.TypeFloat64); c != nil {
+			c.mark(row)
+			c.n++
+			c.floats = append(c.floats, math.Float64frombits(num))
+			h.bytes += 8
 		}
-		c.mark(row)
-		c.n++
-		c.floats = append(c.floats, v.Float())
-		h.bytes += 8
 	case event.String:
 		if c := h.column(n, segment.TypeString); c != nil {
-			h.bytes += c.addString(row, v.Str)
-		}
-	case event.Object:
-		c := h.column(n, segment.TypeObject)
-		if c == nil {
-			break // and the fields below it
-		}
-		c.mark(row)
-		c.n++
-		for i := range v.Kids {
-			scratch = h.addValue(n.childAt(i, v.Kids[i].Key), row, &v.Kids[i], scratch)
-		}
-	case event.Array:
-		c := h.column(n, segment.TypeArray)
-		if c == nil {
-			break
-		}
-		scratch = event.AppendValue(scratch[:0], *v)
-		c.mark(row)
-		c.n++
-		c.data = append(c.data, scratch...)
-		c.offs = append(c.offs, uint32(len(c.data)))
-		h.bytes += len(scratch) + 4
-		for i := range v.Kids {
-			collectElemFields(c.elem, "", &v.Kids[i])
+			h.bytes += c.addString(row, str)
 		}
 	}
-	return scratch
+}
+
+// Object marks an object present and descends into it.
+func (a *headAdder) Object(i int, key string) {
+	if a.skip > 0 {
+		a.skip++
+		return
+	}
+	n := a.nodes[len(a.nodes)-1].childAt(i, key)
+	c := a.h.column(n, segment.TypeObject)
+	if c == nil {
+		a.skip = 1 // and the fields below it
+		return
+	}
+	c.mark(a.row)
+	c.n++
+	a.nodes = append(a.nodes, n)
+}
+
+// EndObject leaves the object.
+func (a *headAdder) EndObject() {
+	if a.skip > 0 {
+		a.skip--
+		return
+	}
+	a.nodes = a.nodes[:len(a.nodes)-1]
+}
+
+// Array stages an array whole, in its encoding, and records the fields of
+// its elements.
+func (a *headAdder) Array(i int, key string, enc []byte) {
+	if a.skip > 0 {
+		return
+	}
+	h := a.h
+	c := h.column(a.nodes[len(a.nodes)-1].childAt(i, key), segment.TypeArray)
+	if c == nil {
+		return
+	}
+	c.mark(a.row)
+	c.n++
+	c.data = append(c.data, enc...)
+	c.offs = append(c.offs, uint32(len(c.data)))
+	h.bytes += len(enc) + 4
+	if v, _, err := a.dec.DecodeValue(enc); err == nil { // WalkEvent checked it
+		for k := range v.Kids {
+			collectElemFields(c.elem, "", &v.Kids[k])
+		}
+	}
 }
 
 // maxElemFields caps the element fields recorded for one array column (a
@@ -364,10 +464,10 @@ func collectElemFields(set map[segment.ElemField]struct{}, prefix string, v *eve
 	switch v.Kind {
 	case event.Object:
 		if prefix != "" {
-			set[segment.ElemField{Path: prefix, Type: segment.TypeObject}] = struct{}{}
+			addElemField(set, segment.ElemField{Path: prefix, Type: segment.TypeObject})
 		}
 		for i := range v.Kids {
-			p := strings.Clone(v.Kids[i].Key) // may alias the caller's buffer
+			p := v.Kids[i].Key // may alias the caller's buffer: cloned when kept
 			if prefix != "" {
 				p = prefix + "." + p
 			}
@@ -377,7 +477,15 @@ func collectElemFields(set map[segment.ElemField]struct{}, prefix string, v *eve
 		}
 	case event.Null:
 	default:
-		set[segment.ElemField{Path: prefix, Type: kindColType(v.Kind)}] = struct{}{}
+		addElemField(set, segment.ElemField{Path: prefix, Type: kindColType(v.Kind)})
+	}
+}
+
+// addElemField records f, with a copy of its path when it is new.
+func addElemField(set map[segment.ElemField]struct{}, f segment.ElemField) {
+	if _, ok := set[f]; !ok {
+		f.Path = strings.Clone(f.Path)
+		set[f] = struct{}{}
 	}
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 
@@ -125,8 +126,10 @@ type eventRange struct {
 
 // stage adds the group's events to h as staged rows, moving on to new
 // heads where an event needs a column h cannot take. Only the committer
-// calls it; new heads are private to it until rotate installs them.
-func (s *Shard) stage(h *head, group []*appendReq, scratch *[]byte) *stagePlan {
+// calls it; new heads are private to it until rotate installs them. An
+// error (an event that does not decode) leaves h with rows staged: the
+// caller takes them back out (truncate to marks[0]).
+func (s *Shard) stage(h *head, group []*appendReq) (*stagePlan, error) {
 	p := &stagePlan{heads: []*head{h}, pieces: make([][]eventRange, 1), last: make([]int, len(group))}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -134,10 +137,12 @@ func (s *Shard) stage(h *head, group []*appendReq, scratch *[]byte) *stagePlan {
 	cur := h
 	for gi, r := range group {
 		p.last[gi] = -1
-		from := 0
-		for i := 0; i < len(r.events); i++ {
+		from, n := 0, r.events()
+		for i := 0; i < n; i++ {
 			m := cur.mark()
-			*scratch = cur.add(&r.events[i], *scratch)
+			if err := cur.addEncoded(r.batch.Event(i)); err != nil {
+				return p, fmt.Errorf("shard %s: event %d of a batch: %w", s.id, i, err)
+			}
 			if cur.capSkipped == 0 {
 				continue
 			}
@@ -161,13 +166,13 @@ func (s *Shard) stage(h *head, group []*appendReq, scratch *[]byte) *stagePlan {
 			from = i
 			i-- // add it again, to the new head
 		}
-		if from < len(r.events) {
+		if from < n {
 			k := len(p.heads) - 1
-			p.pieces[k] = append(p.pieces[k], eventRange{r, from, len(r.events)})
+			p.pieces[k] = append(p.pieces[k], eventRange{r, from, n})
 			p.last[gi] = k
 		}
 	}
-	return p
+	return p, nil
 }
 
 // appendRecords appends the log records of the events staged in heads[k]:
@@ -176,38 +181,13 @@ func (s *Shard) stage(h *head, group []*appendReq, scratch *[]byte) *stagePlan {
 func (p *stagePlan) appendRecords(dst []byte, k int) []byte {
 	var raw []byte
 	for _, er := range p.pieces[k] {
-		if er.from == 0 && er.to == len(er.req.events) {
+		if er.from == 0 && er.to == er.req.events() {
 			dst = append(dst, er.req.rec...)
 			continue
 		}
-		dst, raw = encodeWALRecord(dst, raw, er.req.events[er.from:er.to])
+		dst, raw = er.req.batch.appendRangeRecord(dst, raw, er.from, er.to)
 	}
 	return dst
-}
-
-// capEventFields applies Options.MaxEventFields to a batch before it is
-// logged. The caller's events are not changed: when one is cut, the batch
-// is copied. It returns the batch to store, how many events were cut, how
-// many fields they lost and the id of the first one cut.
-func (s *Shard) capEventFields(events []event.Event) (out []event.Event, cut, lost int64, firstID string) {
-	limit := s.opts.MaxEventFields
-	for i := range events {
-		f, dropped := event.CapFields(events[i].Fields, limit)
-		if dropped == 0 {
-			continue
-		}
-		if out == nil {
-			out = append([]event.Event(nil), events...)
-			firstID = events[i].ID
-		}
-		out[i].Fields = f
-		cut++
-		lost += int64(dropped)
-	}
-	if out == nil {
-		return events, 0, 0, ""
-	}
-	return out, cut, lost, firstID
 }
 
 // errHeadSplit stops the replay of a file that must start a new head.

@@ -85,14 +85,17 @@ type Options struct {
 	HeadMaxAge       time.Duration
 	HeadIdleFlush    time.Duration
 	HeadIdleMinBytes int
-	// MaxFrozenHeads bounds heads waiting to be flushed per shard; past it
-	// Append returns ErrBackpressure (default 2).
-	MaxFrozenHeads int
-	// HeadMemoryBudget bounds heads across all shards (default 64 MiB):
-	// past it, the largest heads are frozen early; past twice it, counting
-	// heads waiting to be written, Append returns ErrBackpressure.
-	// MaxConcurrentFlushes bounds heads being written at once (default 1).
+	// MaxFrozenHeads bounds heads waiting to be flushed per shard (default
+	// 2); HeadMemoryBudget bounds heads across all shards (default 64
+	// MiB): past it, the largest heads are frozen early. Past either bound
+	// (for the memory, twice the budget, counting heads waiting to be
+	// written), Append waits for a head to be written out, up to
+	// AdmissionWait (default 10s), and then returns a *BackpressureError
+	// (see admission.go). MaxConcurrentFlushes bounds heads being written
+	// at once (default 1).
+	MaxFrozenHeads       int
 	HeadMemoryBudget     int64
+	AdmissionWait        time.Duration
 	MaxConcurrentFlushes int
 
 	// BlockRows is the rows per segment block (default 65536); PageBytes
@@ -234,6 +237,7 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	def(&out.HeadIdleMinBytes, 1<<20)
 	def(&out.MaxFrozenHeads, 2)
+	defDur(&out.AdmissionWait, 10*time.Second)
 	def(&out.MaxConcurrentFlushes, 1)
 	if out.HeadMemoryBudget <= 0 {
 		out.HeadMemoryBudget = 64 << 20

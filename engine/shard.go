@@ -98,7 +98,8 @@ type Shard struct {
 	// Retention in days; 0 keeps everything.
 	retentionDays atomic.Int64
 
-	stats shardCounters
+	stats     shardCounters
+	admission admissionCounters
 	// tasks supervises the background work (see supervised).
 	tasks [numTasks]taskState
 	// log is the state of the log file being written (see writeLog).
@@ -136,9 +137,17 @@ type shardCounters struct {
 
 type appendReq struct {
 	rec    []byte
-	events []event.Event
-	rotate bool // freeze the head (no events)
+	batch  *Batch // nil for a rotation
+	rotate bool   // freeze the head (no events)
 	done   chan error
+}
+
+// events returns the number of events the request carries.
+func (r *appendReq) events() int {
+	if r.batch == nil {
+		return 0
+	}
+	return r.batch.Len()
 }
 
 // segRef is a segment with reference counting: the shard's list holds one
@@ -704,12 +713,38 @@ func (s *Shard) sortSegs() {
 // The events may alias the caller's buffers; they are copied. An event
 // with more than Options.MaxEventFields fields is stored with its first
 // ones (event.CapFields) and counted (FieldDrops); events are not changed.
+// AppendBatch does the same for events encoded as they were decoded.
 func (s *Shard) Append(ctx context.Context, events []event.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
+	b, _ := batches.Get().(*Batch)
+	if b == nil {
+		b = new(Batch)
+	}
+	b.Reset()
+	b.maxFields = s.opts.MaxEventFields // pooled batches serve every engine
+	for i := range events {
+		b.Add(&events[i])
+	}
+	err := s.AppendBatch(ctx, b)
+	batches.Put(b)
+	return err
+}
+
+// AppendBatch makes the events of b durable (per the ack mode) and
+// visible to queries, as Append does. b must have been made by this
+// shard's engine (Engine.NewBatch) and must not change until AppendBatch
+// returns; the caller may Reset and reuse it then.
+func (s *Shard) AppendBatch(ctx context.Context, b *Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	if b.maxFields != s.opts.MaxEventFields {
+		return errForeignBatch
+	}
 	s.mu.RLock()
-	failed, backlog := s.failed, len(s.frozen)
+	failed := s.failed
 	s.mu.RUnlock()
 	if failed != nil {
 		return failed
@@ -717,24 +752,22 @@ func (s *Shard) Append(ctx context.Context, events []event.Event) error {
 	if err := s.eng.diskFullErr(); err != nil {
 		return fmt.Errorf("shard %s: %w", s.id, err)
 	}
-	if backlog >= s.opts.MaxFrozenHeads || s.eng.mem.total.Load() > 2*s.opts.HeadMemoryBudget {
-		return ErrBackpressure
+	// The record is encoded before waiting for admission: the wait is for
+	// the disk, and the CPU is better spent meanwhile.
+	b.rec = b.appendRecords(b.rec[:0])
+	if err := s.admit(ctx); err != nil {
+		return err
 	}
-	events, cut, lost, cutID := s.capEventFields(events)
-	wb := walBufs.Get().(*walBuf)
-	wb.rec, wb.raw = encodeWALRecord(wb.rec[:0], wb.raw, events)
-	req := &appendReq{rec: wb.rec, events: events, done: make(chan error, 1)}
+	req := &appendReq{rec: b.rec, batch: b, done: make(chan error, 1)}
 	if err := s.enqueue(ctx, req); err != nil {
-		walBufs.Put(wb)
 		return err
 	}
 	// Once queued, the batch will be committed; wait for it even if ctx
-	// ends so the caller learns the outcome. The committer is done with
-	// the record buffer once it answers.
+	// ends so the caller learns the outcome (and the batch is not reused
+	// while the committer reads it).
 	err := <-req.done
-	walBufs.Put(wb)
-	if err == nil && cut > 0 {
-		s.countEventFieldCap(cut, lost, cutID)
+	if err == nil && b.cut > 0 {
+		s.countEventFieldCap(b.cut, b.lost, b.firstCut)
 	}
 	return err
 }
@@ -757,7 +790,7 @@ func (s *Shard) enqueue(ctx context.Context, req *appendReq) error {
 // fsync per group of queued batches, then head insertion in log order.
 func (s *Shard) committer() {
 	defer s.wg.Done()
-	var buf, scratch []byte
+	var buf []byte
 	var group []*appendReq
 	for {
 		group = group[:0]
@@ -770,7 +803,7 @@ func (s *Shard) committer() {
 				group = append(group, <-s.reqs)
 			}
 			if len(group) > 0 {
-				s.commitGuarded(group, &buf, &scratch)
+				s.commitGuarded(group, &buf)
 			}
 			return
 		}
@@ -785,14 +818,14 @@ func (s *Shard) committer() {
 				break drain
 			}
 		}
-		s.commitGuarded(group, &buf, &scratch)
+		s.commitGuarded(group, &buf)
 	}
 }
 
 // commitGuarded runs commit, recovering a panic: the group is answered
 // with an error and the shard refuses events from then on, since its log
 // and head may no longer agree. The process and the other sources go on.
-func (s *Shard) commitGuarded(group []*appendReq, bufp, scratchp *[]byte) {
+func (s *Shard) commitGuarded(group []*appendReq, bufp *[]byte) {
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -809,10 +842,10 @@ func (s *Shard) commitGuarded(group []*appendReq, bufp, scratchp *[]byte) {
 			}
 		}
 	}()
-	s.commit(group, bufp, scratchp)
+	s.commit(group, bufp)
 }
 
-func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
+func (s *Shard) commit(group []*appendReq, bufp *[]byte) {
 	rotate := false
 	for _, r := range group {
 		rotate = rotate || r.rotate
@@ -823,10 +856,21 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 	s.mu.RUnlock()
 	// Stage the events in the head first: that finds the events that need
 	// a new head (see headcap.go), whose records must go to a new log file.
-	plan := s.stage(h, group, scratchp)
-	var err error
+	plan, err := s.stage(h, group)
+	if err != nil {
+		// A batch that does not decode (a bug: Batch.Add encodes them):
+		// nothing of the group is logged or kept.
+		s.opts.Logger.Error("ingest: staging events failed; the requests are refused", "shard", s.id, "err", err)
+		h.mu.Lock()
+		h.truncate(plan.marks[0])
+		h.mu.Unlock()
+		for _, r := range group {
+			r.done <- err
+		}
+		return
+	}
 	var dropped int64
-	var published [][]event.Event
+	var published []eventRange
 	done := 0 // heads whose records are logged and rows visible
 	for k, hk := range plan.heads {
 		if k > 0 {
@@ -848,9 +892,7 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 			break
 		}
 		dropped += s.publishStaged(hk, plan.marks[k], now)
-		for _, er := range plan.pieces[k] {
-			published = append(published, er.req.events[er.from:er.to])
-		}
+		published = append(published, plan.pieces[k]...)
 		done = k + 1
 	}
 	if done < len(plan.heads) {
@@ -863,8 +905,8 @@ func (s *Shard) commit(group []*appendReq, bufp, scratchp *[]byte) {
 	}
 	s.countDroppedFields(dropped)
 	n := 0
-	for _, evs := range published {
-		n += len(evs)
+	for _, er := range published {
+		n += er.to - er.from
 	}
 	s.stats.appended.Add(int64(n))
 	if n > 0 {
@@ -1136,6 +1178,7 @@ func (s *Shard) flushHead(h *head) error {
 	h.mu.RLock()
 	s.eng.mem.total.Add(-int64(h.bytes))
 	h.mu.RUnlock()
+	s.eng.freed.release() // appends waiting for room (admission.go)
 	s.stats.flushes.Add(1)
 	for seq := h.walFirst; seq <= h.walLast; seq++ {
 		p := filepath.Join(s.walDir, walName(seq))
@@ -1223,6 +1266,7 @@ func (s *Shard) close(flush bool) error {
 	s.head = newHead(s.opts.Now(), s.walSeq, s.opts.MaxColumns)
 	s.frozen = nil
 	s.mu.Unlock()
+	s.eng.freed.release() // other shards' appends may fit now
 	return err
 }
 

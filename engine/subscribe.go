@@ -47,18 +47,22 @@ func (s *Shard) Subscribe(buf int) *Subscription {
 	return sub
 }
 
-// publish hands a committed group's events to the subscribers (copies,
-// since the callers' buffers are reused after Append returns).
-func (s *Shard) publish(groups [][]event.Event) {
+// publish hands a committed group's events to the subscribers (decoded
+// copies: the callers' batches are reused after Append returns).
+func (s *Shard) publish(ranges []eventRange) {
 	s.subsMu.Lock()
 	defer s.subsMu.Unlock()
 	if len(s.subs) == 0 {
 		return
 	}
 	var batch []event.Event
-	for _, g := range groups {
-		for i := range g {
-			batch = append(batch, g[i].Clone())
+	for _, er := range ranges {
+		for i := er.from; i < er.to; i++ {
+			e, _, err := event.DecodeEvent(er.req.batch.Event(i))
+			if err != nil {
+				continue // not possible: staging decoded it
+			}
+			batch = append(batch, e)
 		}
 	}
 	for sub := range s.subs {

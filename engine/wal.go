@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/klauspost/compress/s2"
 
@@ -55,34 +54,31 @@ func parseSeqName(name, ext string) (uint64, bool) {
 	return seq, err == nil
 }
 
-// walBufs recycles the buffers records are encoded in; a batch of 500
-// edge events is ~600 KB raw, and growing it from empty cost more than the
-// encoding itself.
-var walBufs = sync.Pool{New: func() any { return new(walBuf) }}
-
-type walBuf struct{ rec, raw []byte }
-
-// encodeWALRecord appends an events record to dst. raw is scratch for the
-// uncompressed payload; both buffers are returned for reuse.
+// encodeWALRecord appends an events record of events to dst. raw is
+// scratch for the uncompressed payload; both buffers are returned for
+// reuse.
 func encodeWALRecord(dst, raw []byte, events []event.Event) ([]byte, []byte) {
-	if cap(raw) == 0 {
-		raw = make([]byte, 0, 1024*len(events)+16)
-	}
 	raw = binary.AppendUvarint(raw[:0], uint64(len(events)))
 	for i := range events {
 		raw = event.AppendEvent(raw, events[i])
 	}
+	return appendWALRecord(dst, raw), raw
+}
+
+// appendWALRecord appends an events record to dst whose uncompressed
+// payload is payload (the event count, then the events).
+func appendWALRecord(dst, payload []byte) []byte {
 	start := len(dst)
 	payloadStart := start + walRecHeaderSize
-	maxLen := s2.MaxEncodedLen(len(raw))
+	maxLen := s2.MaxEncodedLen(len(payload))
 	dst = slices.Grow(dst, walRecHeaderSize+maxLen)[:payloadStart+maxLen]
 	// s2.Encode writes into its dst when len(dst) suffices.
-	n := len(s2.Encode(dst[payloadStart:], raw))
+	n := len(s2.Encode(dst[payloadStart:], payload))
 	dst = dst[:payloadStart+n]
 	binary.LittleEndian.PutUint32(dst[start:], uint32(n))
 	dst[start+8] = walRecEvents
 	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[start+8:], castagnoli))
-	return dst, raw
+	return dst
 }
 
 // walWriter appends records to one WAL file.

@@ -87,6 +87,14 @@ func BenchmarkNormalize(b *testing.B) {
 			Normalize(v, now, NormalizeOptions{})
 		}
 	})
+	b.Run("normalizer-uuid", func(b *testing.B) {
+		var n Normalizer
+		b.ReportAllocs()
+		for b.Loop() {
+			n.Reset()
+			n.Normalize(v, now, NormalizeOptions{})
+		}
+	})
 }
 
 func BenchmarkCodec(b *testing.B) {
@@ -114,4 +122,23 @@ func BenchmarkCodec(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(len(enc)), "bytes/event")
+}
+
+// BenchmarkEventDecoder measures a reused EventDecoder on an encoded edge
+// event (what the engine's committer does for every event it stages).
+func BenchmarkEventDecoder(b *testing.B) {
+	v, err := Parse(loadEdgeEvent(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, _ := Normalize(v, time.Date(2025, 7, 10, 12, 0, 6, 0, time.UTC), NormalizeOptions{})
+	enc := AppendEvent(nil, e)
+	var d EventDecoder
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := d.Decode(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

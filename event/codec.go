@@ -133,45 +133,46 @@ func DecodeValue(src []byte) (Value, []byte, error) {
 // DecodeEvent decodes one event from the front of src and returns it with the
 // rest of src. Like DecodeValue, the result aliases a private copy, never src.
 func DecodeEvent(src []byte) (Event, []byte, error) {
-	if len(src) == 0 {
-		return Event{}, src, corruptf("empty event")
-	}
-	if v := src[0]; v != eventVersion1 {
-		return Event{}, src, corruptf("unsupported event version %d (latest %d)", v, eventVersionLatest)
-	}
-	var m measurer
-	off := 1
-	_, off, err := m.bytes(src, off, "event id")
+	m, off, flags, err := measureEvent(src)
 	if err != nil {
 		return Event{}, src, err
 	}
-	_, k := binary.Varint(src[off:])
-	if k <= 0 {
-		return Event{}, src, corruptf("bad timestamp varint at offset %d", off)
-	}
-	off += k
-	if off >= len(src) {
-		return Event{}, src, corruptf("truncated event: no flags byte")
-	}
-	flags := src[off]
-	if flags&^knownFlags != 0 {
-		return Event{}, src, corruptf("unknown event flags %#x at offset %d", flags, off)
-	}
-	off++
-	if flags&flagHasMessage != 0 {
-		if _, off, err = m.bytes(src, off, "event message"); err != nil {
-			return Event{}, src, err
-		}
-	}
-	if off, err = m.value(src, off, 0); err != nil {
+	e := buildEvent(copyBytes(src[:off]), make([]Value, m.kids), flags)
+	return e, src[off:], nil
+}
+
+// EventDecoder decodes events as DecodeEvent does, reusing its memory: the
+// member slices of an Event come from a buffer it keeps, and its strings
+// alias src instead of a copy of it. An Event it returns is valid until its
+// next Decode, and only while src is unchanged.
+//
+// An EventDecoder is not safe for concurrent use. The zero value is ready.
+type EventDecoder struct {
+	kids []Value
+}
+
+// Decode decodes one event from the front of src and returns it with the
+// rest of src; see EventDecoder for how long the Event is valid. Malformed
+// input yields an error wrapping ErrCorrupt.
+func (d *EventDecoder) Decode(src []byte) (Event, []byte, error) {
+	m, off, flags, err := measureEvent(src)
+	if err != nil {
 		return Event{}, src, err
 	}
+	if cap(d.kids) < m.kids {
+		d.kids = make([]Value, m.kids, max(m.kids, 2*cap(d.kids)))
+	}
+	e := buildEvent(src[:off], d.kids[:m.kids], flags)
+	return e, src[off:], nil
+}
 
-	owned := copyBytes(src[:off])
-	b := builder{src: owned, kids: make([]Value, m.kids), off: 1}
+// buildEvent decodes an event that measureEvent has validated; its strings
+// alias src and its member slices are carved from kids.
+func buildEvent(src []byte, kids []Value, flags byte) Event {
+	b := builder{src: src, kids: kids, off: 1}
 	var e Event
 	e.ID = b.bytes()
-	ts, k := binary.Varint(owned[b.off:])
+	ts, k := binary.Varint(src[b.off:])
 	e.Timestamp = ts
 	b.off += k + 1 // varint and flags byte
 	if flags&flagHasMessage != 0 {
@@ -179,7 +180,44 @@ func DecodeEvent(src []byte) (Event, []byte, error) {
 		e.Message = b.bytes()
 	}
 	e.Fields = b.value()
-	return e, src[off:], nil
+	return e
+}
+
+// measureEvent validates the event at the front of src and returns the
+// member slots it needs, its length and its flags byte.
+func measureEvent(src []byte) (m measurer, off int, flags byte, err error) {
+	if len(src) == 0 {
+		return m, 0, 0, corruptf("empty event")
+	}
+	if v := src[0]; v != eventVersion1 {
+		return m, 0, 0, corruptf("unsupported event version %d (latest %d)", v, eventVersionLatest)
+	}
+	_, off, err = m.bytes(src, 1, "event id")
+	if err != nil {
+		return m, 0, 0, err
+	}
+	_, k := binary.Varint(src[off:])
+	if k <= 0 {
+		return m, 0, 0, corruptf("bad timestamp varint at offset %d", off)
+	}
+	off += k
+	if off >= len(src) {
+		return m, 0, 0, corruptf("truncated event: no flags byte")
+	}
+	flags = src[off]
+	if flags&^knownFlags != 0 {
+		return m, 0, 0, corruptf("unknown event flags %#x at offset %d", flags, off)
+	}
+	off++
+	if flags&flagHasMessage != 0 {
+		if _, off, err = m.bytes(src, off, "event message"); err != nil {
+			return m, 0, 0, err
+		}
+	}
+	if off, err = m.value(src, off, 0); err != nil {
+		return m, 0, 0, err
+	}
+	return m, off, flags, nil
 }
 
 func copyBytes(b []byte) []byte {
@@ -198,6 +236,15 @@ type measurer struct {
 // bytes validates a length-prefixed byte string at off and returns it with the
 // offset after it.
 func (m *measurer) bytes(src []byte, off int, what string) ([]byte, int, error) {
+	// Most keys and values are shorter than 128 bytes: a one-byte length.
+	if off < len(src) && src[off] < 0x80 {
+		n := int(src[off])
+		off++
+		if n > len(src)-off {
+			return nil, off, corruptf("%s length %d exceeds remaining %d bytes at offset %d", what, n, len(src)-off, off)
+		}
+		return src[off : off+n], off + n, nil
+	}
 	n, k := binary.Uvarint(src[off:])
 	if k <= 0 {
 		return nil, off, corruptf("bad %s length varint at offset %d", what, off)

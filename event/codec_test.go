@@ -193,16 +193,67 @@ func FuzzDecodeValue(f *testing.F) {
 	})
 }
 
+// TestEventDecoder: a reused EventDecoder decodes what DecodeEvent
+// decodes, aliasing its input, and allocates nothing once warm.
+func TestEventDecoder(t *testing.T) {
+	events := []Event{
+		{ID: "2f1c8e4a", Timestamp: 1752148805123456, Fields: obj("metadata", obj("a", num(1), "b", arr(str("x"), obj("c", flt(0.5)))))},
+		{},
+		{ID: "x", Timestamp: -1, Message: "m", HasMessage: true, Fields: obj("p", str("q"))},
+	}
+	var enc []byte
+	for _, e := range events {
+		enc = AppendEvent(enc, e)
+	}
+	var d EventDecoder
+	rest := enc
+	for i, e := range events {
+		got, r, err := d.Decode(rest)
+		if err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if got.ID != e.ID || got.Timestamp != e.Timestamp || got.Message != e.Message ||
+			got.HasMessage != e.HasMessage || !Equal(got.Fields, e.Fields) {
+			t.Errorf("event %d: got %+v, want %+v", i, got, e)
+		}
+		rest = r
+	}
+	if len(rest) != 0 {
+		t.Errorf("%d bytes left", len(rest))
+	}
+	// Strings alias the input.
+	got, _, _ := d.Decode(enc)
+	enc[2] = 'X' // version, id length, then the id's first byte
+	if got.ID[0] != 'X' {
+		t.Errorf("decoded id %q does not alias its input", got.ID)
+	}
+	if allocs := testing.AllocsPerRun(10, func() { d.Decode(enc) }); allocs > 0 {
+		t.Errorf("warm Decode allocated %.0f times", allocs)
+	}
+	if _, _, err := d.Decode(enc[:len(enc)/3]); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("truncated input: %v, want ErrCorrupt", err)
+	}
+}
+
 func FuzzDecodeEvent(f *testing.F) {
 	f.Add(AppendEvent(nil, Event{ID: "id", Timestamp: 1752148805123456, Message: "m", HasMessage: true, Fields: obj("a", arr(num(1)))}))
 	f.Add(AppendEvent(nil, Event{}))
+	var d EventDecoder
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, _, err := DecodeEvent(data)
+		re, rrest, rerr := d.Decode(data)
+		if (err == nil) != (rerr == nil) {
+			t.Fatalf("DecodeEvent error %v, EventDecoder error %v", err, rerr)
+		}
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			if !errors.Is(err, ErrCorrupt) || !errors.Is(rerr, ErrCorrupt) {
+				t.Fatalf("errors %v, %v do not wrap ErrCorrupt", err, rerr)
 			}
 			return
+		}
+		if re.ID != e.ID || re.Timestamp != e.Timestamp || re.Message != e.Message ||
+			re.HasMessage != e.HasMessage || !Equal(re.Fields, e.Fields) || len(rrest) > len(data) {
+			t.Fatal("EventDecoder and DecodeEvent disagree")
 		}
 		again, rest, err := DecodeEvent(AppendEvent(nil, e))
 		if err != nil || len(rest) != 0 || again.ID != e.ID || again.Timestamp != e.Timestamp ||

@@ -127,6 +127,69 @@ func (p *Parser) ParseNDJSON(data []byte, dst []Value) ([]Value, error) {
 	return dst, err
 }
 
+// ParseArray parses data as one JSON array surrounded by optional
+// whitespace and calls fn with each element, in order, as soon as it is
+// parsed: Parse for bodies too large to hold as one tree. An element's
+// Values, and the strings the Parser made for it, are valid only during
+// fn's call; the Parser reuses their memory for the next element, so a warm
+// Parser allocates nothing however long the array. Strings without escapes
+// alias data, as with Parse. ParseArray resets the Parser first and when it
+// returns, like Reset.
+//
+// A malformed document yields the *SyntaxError Parse would give for it;
+// fn may have been called for the elements before the error, so a caller
+// that must act on every element or none collects what fn hands it and
+// acts once ParseArray returns nil. An error from fn stops parsing and is
+// returned as it is. A document that is not an array is a *SyntaxError.
+func (p *Parser) ParseArray(data []byte, fn func(i int, v Value) error) error {
+	p.Reset()
+	defer p.Reset()
+	p.line = 0
+	p.data, p.pos, p.base = data, 0, 0
+	p.skipSpace()
+	if p.pos >= len(p.data) || p.data[p.pos] != '[' {
+		return p.failEOF("expected '['")
+	}
+	p.pos++ // '['
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+	} else {
+		for i := 0; ; i++ {
+			// Elements sit at depth 1, as array gives them.
+			if err := p.value(1); err != nil {
+				return err
+			}
+			v := p.stack[len(p.stack)-1]
+			p.stack = p.stack[:len(p.stack)-1]
+			if err := fn(i, v); err != nil {
+				return err
+			}
+			p.vals.rewind()
+			p.bytes.reset()
+			p.skipSpace()
+			if p.pos >= len(p.data) {
+				return p.fail("unexpected end of input, expected ',' or ']' after array element")
+			}
+			c := p.data[p.pos]
+			p.pos++
+			if c == ']' {
+				break
+			}
+			if c != ',' {
+				p.pos--
+				return p.fail("expected ',' or ']' after array element")
+			}
+			p.skipSpace()
+		}
+	}
+	p.skipSpace()
+	if p.pos < len(p.data) {
+		return p.fail("expected end of input after the value")
+	}
+	return nil
+}
+
 // ParseLine parses one line of an NDJSON body (as handed out by EachLine).
 // A *SyntaxError names lineNo and an offset within the whole body, offset
 // being where the line starts in it.
@@ -339,10 +402,10 @@ func (p *Parser) object(depth int) error {
 }
 
 // dedupMembers applies "last value wins, first position kept" to duplicate
-// keys, compacting ms in place. A 64-bit filter over (length, first and last
-// byte) of each key makes the common duplicate-free case one pass; only
-// filter hits are compared, and large objects use a map so hostile input
-// cannot make this quadratic.
+// keys, compacting ms in place. A 64-bit filter over (length, first, middle
+// and last byte) of each key makes the common duplicate-free case one pass;
+// only filter hits are compared, and large objects use a map so hostile
+// input cannot make this quadratic.
 func (p *Parser) dedupMembers(ms []Value) []Value {
 	if len(ms) < 2 {
 		return ms
@@ -356,9 +419,9 @@ func (p *Parser) dedupMembers(ms []Value) []Value {
 		k := ms[i].Key
 		h := uint64(len(k))
 		if len(k) > 0 {
-			h = h*31 + uint64(k[0])*7 + uint64(k[len(k)-1])
+			h = h<<24 | uint64(k[0])<<16 | uint64(k[len(k)/2])<<8 | uint64(k[len(k)-1])
 		}
-		bit := uint64(1) << (h & 63)
+		bit := uint64(1) << ((h * 0x9e3779b97f4a7c15) >> 58) // Fibonacci hashing: the top 6 bits
 		if filter&bit != 0 {
 			if j := indexKey(ms[:n], k); j >= 0 {
 				ms[j].Str, ms[j].Kids, ms[j].Num, ms[j].Kind = ms[i].Str, ms[i].Kids, ms[i].Num, ms[i].Kind
@@ -366,7 +429,9 @@ func (p *Parser) dedupMembers(ms []Value) []Value {
 			}
 		}
 		filter |= bit
-		ms[n] = ms[i]
+		if n != i { // only after a duplicate: a Value is 72 bytes with pointers
+			ms[n] = ms[i]
+		}
 		n++
 	}
 	return ms[:n]
@@ -658,6 +723,10 @@ type valueArena struct {
 	cur      int // slab being carved
 	used     int // Values used in slabs[cur]
 	sizeHint int // Values expected in the first slab; 0 = default
+	// hiCur and hiUsed are the furthest cur and used reached since the
+	// last reset: rewind starts over without clearing, reset clears up to
+	// there.
+	hiCur, hiUsed int
 }
 
 const (
@@ -693,15 +762,26 @@ func (a *valueArena) alloc(n int) []Value {
 	return a.slabs[a.cur][:n:n]
 }
 
-func (a *valueArena) reset() {
-	// Drop references into old inputs so they can be collected.
-	for i := 0; i < a.cur && i < len(a.slabs); i++ {
-		clear(a.slabs[i])
-	}
-	if a.cur < len(a.slabs) {
-		clear(a.slabs[a.cur][:a.used])
+// rewind lets the arena hand out its memory again without clearing it:
+// for reuse within one input, whose references the arena may keep until
+// reset.
+func (a *valueArena) rewind() {
+	if a.cur > a.hiCur || (a.cur == a.hiCur && a.used > a.hiUsed) {
+		a.hiCur, a.hiUsed = a.cur, a.used
 	}
 	a.cur, a.used = 0, 0
+}
+
+func (a *valueArena) reset() {
+	a.rewind()
+	// Drop references into old inputs so they can be collected.
+	for i := 0; i < a.hiCur && i < len(a.slabs); i++ {
+		clear(a.slabs[i])
+	}
+	if a.hiCur < len(a.slabs) {
+		clear(a.slabs[a.hiCur][:a.hiUsed])
+	}
+	a.hiCur, a.hiUsed = 0, 0
 }
 
 // byteArena stores unescaped string bytes in large chunks.

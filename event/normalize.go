@@ -1,6 +1,9 @@
 package event
 
 import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -15,7 +18,8 @@ const FutureLimit = time.Hour
 // configuration.
 type NormalizeOptions struct {
 	// NewID returns the id of an event that carries none. Nil means a random
-	// UUIDv4 string (github.com/google/uuid). Tests inject a fixed sequence.
+	// UUIDv4 string (github.com/google/uuid's, or a Normalizer's own: see
+	// Normalizer). Tests inject a fixed sequence.
 	NewID func() string
 }
 
@@ -78,22 +82,58 @@ func Normalize(raw Value, now time.Time, opts NormalizeOptions) (Event, Outcome)
 }
 
 // Normalizer runs Normalize with reusable memory: the member slices it has
-// to copy come from an arena, so a warm Normalizer allocates nothing for a
-// typical event (only generated ids, renamed keys and non-string messages).
-// The Events it returns stay valid until Reset. Not safe for concurrent use;
-// the zero value is ready.
+// to copy and the ids it generates come from arenas, so a warm Normalizer
+// allocates nothing for a typical event (only renamed keys and non-string
+// messages). The Events it returns stay valid until Reset. Not safe for
+// concurrent use; the zero value is ready.
+//
+// Its random ids are UUIDv4 text drawn from a ChaCha8 stream seeded from
+// crypto/rand when first needed: as unpredictable as uuid.NewString's,
+// without a system call and an allocation per id.
 type Normalizer struct {
-	vals valueArena
+	vals  valueArena
+	bytes byteArena
+	rng   *rand.ChaCha8
 }
 
 // Normalize is the package-level Normalize, allocating from n's arena.
 func (n *Normalizer) Normalize(raw Value, now time.Time, opts NormalizeOptions) (Event, Outcome) {
-	return normalize(&n.vals, raw, now, opts)
+	return normalize(n, raw, now, opts)
 }
 
 // Reset lets n reuse the memory of every Event it returned so far; those
 // Events must not be used afterwards.
-func (n *Normalizer) Reset() { n.vals.reset() }
+func (n *Normalizer) Reset() {
+	n.vals.reset()
+	n.bytes.reset()
+}
+
+// newUUID returns a random UUIDv4 in its canonical text form, in n's
+// byte arena.
+func (n *Normalizer) newUUID() string {
+	if n.rng == nil {
+		var seed [32]byte
+		crand.Read(seed[:]) // never fails (crypto/rand panics if it cannot)
+		n.rng = rand.NewChaCha8(seed)
+	}
+	var u [16]byte
+	binary.LittleEndian.PutUint64(u[:8], n.rng.Uint64())
+	binary.LittleEndian.PutUint64(u[8:], n.rng.Uint64())
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	var text [36]byte
+	const digits = "0123456789abcdef"
+	j := 0
+	for i, b := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			text[j] = '-'
+			j++
+		}
+		text[j], text[j+1] = digits[b>>4], digits[b&0x0f]
+		j += 2
+	}
+	return n.bytes.store(text[:])
+}
 
 // allocKids returns a slice of length i and capacity n, from the arena when
 // there is one.
@@ -104,12 +144,16 @@ func allocKids(a *valueArena, i, n int) []Value {
 	return a.alloc(n)[:i]
 }
 
-func normalize(a *valueArena, raw Value, now time.Time, opts NormalizeOptions) (Event, Outcome) {
+func normalize(n *Normalizer, raw Value, now time.Time, opts NormalizeOptions) (Event, Outcome) {
+	var a *valueArena
+	if n != nil {
+		a = &n.vals
+	}
 	nowMicros := now.UnixMicro()
 	e := Event{Fields: Value{Kind: Object}}
 	if raw.Kind != Object {
 		e.Timestamp = nowMicros
-		e.ID = newID(opts)
+		e.ID = newID(n, opts)
 		if raw.Kind == String {
 			e.Message, e.HasMessage = raw.Str, true
 		} else if cleaned, ok := cleanValue(a, raw); ok {
@@ -157,7 +201,7 @@ func normalize(a *valueArena, raw Value, now time.Time, opts NormalizeOptions) (
 		e.ID = idText(raw.Kids[idIdx])
 	}
 	if e.ID == "" {
-		e.ID = newID(opts)
+		e.ID = newID(n, opts)
 	}
 	e.Timestamp = nowMicros
 	if tsIdx >= 0 {
@@ -219,9 +263,14 @@ func firstIndex(cur, i int) int {
 	return i
 }
 
-func newID(opts NormalizeOptions) string {
-	if opts.NewID != nil {
+// newID returns the id of an event that carries none: opts.NewID's, else
+// a random UUIDv4 (from n when there is one).
+func newID(n *Normalizer, opts NormalizeOptions) string {
+	switch {
+	case opts.NewID != nil:
 		return opts.NewID()
+	case n != nil:
+		return n.newUUID()
 	}
 	return uuid.NewString()
 }

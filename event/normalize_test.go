@@ -1,6 +1,8 @@
 package event
 
 import (
+	"github.com/google/uuid"
+
 	"math"
 	"regexp"
 	"strings"
@@ -392,5 +394,39 @@ func TestNormalizerMatchesNormalize(t *testing.T) {
 	raw, _ := Parse([]byte(inputs[2]))
 	if allocs := testing.AllocsPerRun(100, func() { n.Reset(); n.Normalize(raw, now, opts) }); allocs != 0 {
 		t.Errorf("warm Normalizer allocates %.1f times per event", allocs)
+	}
+}
+
+// TestNormalizerGeneratesUUIDs: a Normalizer gives events without an id
+// distinct random UUIDv4s, valid until Reset, without allocating.
+func TestNormalizerGeneratesUUIDs(t *testing.T) {
+	raw := obj("message", str("no id"))
+	var n Normalizer
+	now := time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	var ids []string
+	for i := 0; i < 1000; i++ {
+		e, _ := n.Normalize(raw, now, NormalizeOptions{})
+		u, err := uuid.Parse(e.ID)
+		if err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 || u.String() != e.ID {
+			t.Fatalf("id %q is not a canonical UUIDv4 (%v)", e.ID, err)
+		}
+		if seen[e.ID] {
+			t.Fatalf("id %q generated twice", e.ID)
+		}
+		seen[e.ID] = true
+		ids = append(ids, e.ID)
+	}
+	for _, id := range ids { // still valid: no Reset yet
+		if !seen[id] {
+			t.Fatalf("id %q changed before Reset", id)
+		}
+	}
+	n.Reset()
+	if allocs := testing.AllocsPerRun(100, func() {
+		n.Reset()
+		n.Normalize(raw, now, NormalizeOptions{})
+	}); allocs > 0 {
+		t.Errorf("warm Normalizer allocated %.0f times for an event without id", allocs)
 	}
 }

@@ -66,16 +66,54 @@ func FuzzIngestJSON(f *testing.F) {
 	}
 	d := ingest.NewDecoder()
 	d.MaxBodyBytes = maxInput
+	sd := ingest.NewDecoder()
+	sd.MaxBodyBytes = maxInput
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkAlloc(t, allocLimit(len(body)), func() {
 			res, err := d.Decode(ingest.Request{Route: ingest.RouteCreate, ContentType: "application/json", Body: body})
+			// The server reads array bodies element by element (Stream):
+			// the same events and the same error.
+			streamed, serr := streamJSON(sd, body)
+			if (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
+				t.Fatalf("Decode error %v, streamed error %v", err, serr)
+			}
 			if err != nil {
 				checkDecodeErr(t, err)
 				return
 			}
+			if want := valuesJSON(res.Events); streamed != want {
+				t.Fatalf("streamed events differ:\n%s\n%s", streamed, want)
+			}
 			checkDecoded(t, res)
 		})
 	})
+}
+
+// streamJSON decodes a create-route JSON body as the server does, reading
+// its events with Each, and renders them as valuesJSON does.
+func streamJSON(d *ingest.Decoder, body []byte) (string, error) {
+	res, err := d.Decode(ingest.Request{Route: ingest.RouteCreate, ContentType: "application/json", Body: body, Stream: true})
+	if err != nil {
+		return "", err
+	}
+	var evs []event.Value
+	err = d.Each(&res, func(v event.Value) error {
+		evs = append(evs, v.Clone())
+		return nil
+	})
+	return valuesJSON(evs), err
+}
+
+// valuesJSON renders raw events as one JSON array.
+func valuesJSON(evs []event.Value) string {
+	b := []byte{'['}
+	for i, v := range evs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = event.AppendJSON(b, v)
+	}
+	return string(append(b, ']'))
 }
 
 // FuzzIngestNDJSON: the same route with an NDJSON body (pino and friends).

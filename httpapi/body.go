@@ -272,6 +272,8 @@ func (s *Server) takeBody(ctx *fasthttp.RequestCtx) (charge func(int64) bool, re
 	case errors.Is(err, errBodyTooLarge):
 		refusal = bodyRefusal{Status: fasthttp.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes)}
 	case errors.Is(err, errBodyBudget):
+		src, _ := s.sourceNamedInURL(ctx)
+		s.countRejected(src, RejectRequestBodies, fmt.Sprintf("request bodies in memory at once reached %d bytes", s.opts.MaxInflightBodyBytes))
 		refusal = budgetRefusal
 	case isTimeout(err):
 		refusal = bodyRefusal{Status: fasthttp.StatusRequestTimeout, Detail: "request timeout"}

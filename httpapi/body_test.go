@@ -216,6 +216,10 @@ func TestInflightBodyBudget(t *testing.T) {
 	if r.header.Get("Retry-After") != "1" {
 		t.Fatalf("retry-after %q", r.header.Get("Retry-After"))
 	}
+	// Counted for the source the URL names, with its reason.
+	if n := ts.srv.Stats().Sources[ts.source("postgres.logs").Token].Rejected[RejectRequestBodies]; n != 1 {
+		t.Fatalf("%d requests counted as rejected for request_bodies, want 1", n)
+	}
 	ts.do("POST", path, batch(100_000), withKey(pubKey, jsonCT...)...).expect(t, 200, logged)
 
 	c.Write(slow[100_000:])

@@ -57,6 +57,10 @@ type sourceCounters struct {
 	mu      sync.Mutex
 	dropped map[DropReason]int64
 	routes  map[string]*routeCounts // by route name (metricroute.go)
+	// rejected counts requests answered 429 (rejects.go), by reason, and
+	// rejectLog paces the log lines about them.
+	rejected  map[RejectReason]int64
+	rejectLog map[RejectReason]*rejectLogState
 }
 
 // routeCounts are what one route stored in one source: events, and the
@@ -184,6 +188,8 @@ type SourceStats struct {
 	Events         int64
 	// Dropped counts events answered 200 but not stored, by reason.
 	Dropped map[DropReason]int64
+	// Rejected counts requests answered 429, by reason (rejects.go).
+	Rejected map[RejectReason]int64
 }
 
 // Dropped returns the drops of reason over every source.
@@ -205,11 +211,15 @@ func (s *Server) Stats() Stats {
 	for tok, sc := range sources {
 		sc.mu.Lock()
 		dropped := maps.Clone(sc.dropped)
+		rejected := maps.Clone(sc.rejected)
 		sc.mu.Unlock()
 		if dropped == nil {
 			dropped = map[DropReason]int64{}
 		}
-		st.Sources[tok] = SourceStats{IngestRequests: sc.requests.Load(), Events: sc.events.Load(), Dropped: dropped}
+		if rejected == nil {
+			rejected = map[RejectReason]int64{}
+		}
+		st.Sources[tok] = SourceStats{IngestRequests: sc.requests.Load(), Events: sc.events.Load(), Dropped: dropped, Rejected: rejected}
 	}
 	return st
 }

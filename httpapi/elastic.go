@@ -131,8 +131,8 @@ func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 		esRefusal(ctx, refusal)
 		return
 	}
-	w := s.workers.Get().(*ingestWorker)
-	defer s.workers.Put(w)
+	w := s.workers.get()
+	defer s.workers.put(w)
 	items, err := w.dec.DecodeBulk(ingest.Request{
 		ContentType:     b2s(ctx.Request.Header.ContentType()),
 		ContentEncoding: b2s(ctx.Request.Header.ContentEncoding()),
@@ -199,7 +199,7 @@ func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 			}
 			continue
 		}
-		stored := w.events
+		stored := 0
 		for k, i := range pos {
 			switch fates[k] {
 			case fateFuture:
@@ -208,8 +208,8 @@ func (s *Server) handleBulk(ctx *fasthttp.RequestCtx, index string) {
 				// Stored, or dropped by the source's own drop_lql_string:
 				// acknowledged, as on every ingest route.
 				if fates[k] == fateStored {
-					results[i].ID = stored[0].ID
-					stored = stored[1:]
+					results[i].ID = w.storedID(stored)
+					stored++
 				}
 				results[i].created()
 			}
@@ -275,6 +275,7 @@ func (r *bulkItemResult) created() {
 func (s *Server) bulkAppendFailed(src *catalog.Source, err error) (int, string, string) {
 	switch {
 	case errors.Is(err, engine.ErrBackpressure):
+		s.countRejected(src, rejectReason(err), err.Error())
 		return fasthttp.StatusTooManyRequests, "es_rejected_execution_exception", "Buffer Full: Too Many Requests"
 	case errors.Is(err, engine.ErrClosed):
 		return fasthttp.StatusServiceUnavailable, "unavailable_shards_exception", "Service Unavailable"

@@ -15,12 +15,19 @@ import (
 // decoder, the normaliser's arena and the event slice. Workers are pooled;
 // a warm one allocates nothing per event.
 type ingestWorker struct {
-	dec    *ingest.Decoder
-	norm   event.Normalizer
-	events []event.Event
-	msg    []byte      // scratch for custom event messages
-	recent recentBatch // encoded events handed to the recent store
-	meter  ingestMeter // the request's route and bytes, for store's counts
+	dec  *ingest.Decoder
+	norm event.Normalizer
+	// batch is the events of the request being stored, encoded for the
+	// engine batchEng (see batchFor).
+	batch    *engine.Batch
+	batchEng *engine.Engine
+	idDec    event.EventDecoder // reads ids back from batch (storedID)
+	// retainedBytes is what the worker's buffers held when it was last
+	// returned to the pool (workers.go).
+	retainedBytes int
+	msg           []byte      // scratch for custom event messages
+	recent        recentBatch // encoded events handed to the recent store
+	meter         ingestMeter // the request's route and bytes, for store's counts
 }
 
 func newIngestWorker(maxBody int) *ingestWorker {
@@ -48,8 +55,8 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		return
 	}
 
-	w := s.workers.Get().(*ingestWorker)
-	defer s.workers.Put(w)
+	w := s.workers.get()
+	defer s.workers.put(w)
 
 	req := ingest.Request{
 		Route:           route,
@@ -57,6 +64,8 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		ContentEncoding: b2s(ctx.Request.Header.ContentEncoding()),
 		Body:            ctx.PostBody(),
 		Charge:          charge,
+		// An array body is parsed as its events are stored (storeEach).
+		Stream: true,
 	}
 	if route == ingest.RouteCloudEvent {
 		req.Headers = ctx.Request.Header.All()
@@ -75,13 +84,20 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return
 	}
-	w.meter.start(ingestRouteName(route), len(ctx.PostBody()), len(res.Events))
-	if err := s.store(w, src, res.Events, nil); err != nil {
+	// One store for the whole body: the meter gives it every body byte.
+	w.meter.start(ingestRouteName(route), len(ctx.PostBody()), 0)
+	n, err := s.storeEach(w, src, len(req.Body), func(fn func(event.Value) error) error { return w.dec.Each(&res, fn) }, nil)
+	var derr *decodeError
+	switch {
+	case errors.As(err, &derr):
+		sendDecodeError(ctx, derr.err)
+		return
+	case err != nil:
 		s.appendFailed(ctx, src, err)
 		return
 	}
 	s.countDrops(src, DropUnparseableLine, res.Skipped, "lines of route "+route.String()+" that did not parse")
-	if len(res.Events) == 0 && res.Skipped == 0 {
+	if n == 0 && res.Skipped == 0 {
 		s.countDrops(src, DropEmptyBatch, 1, "a request with no event (empty body or empty batch)")
 	}
 	sendStatic(ctx, fasthttp.StatusOK, bodyLogged)
@@ -151,6 +167,7 @@ func (s *Server) sourceNamedInURL(ctx *fasthttp.RequestCtx) (src *catalog.Source
 func (s *Server) appendFailed(ctx *fasthttp.RequestCtx, src *catalog.Source, err error) {
 	switch {
 	case errors.Is(err, engine.ErrBackpressure):
+		s.countRejected(src, rejectReason(err), err.Error())
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "3")
 		sendStatic(ctx, fasthttp.StatusTooManyRequests, bodyBufferFull)
 	case errors.Is(err, engine.ErrDiskFull):

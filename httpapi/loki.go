@@ -34,8 +34,8 @@ func (s *Server) handleLokiPush(ctx *fasthttp.RequestCtx) {
 		refusal.send(ctx)
 		return
 	}
-	w := s.workers.Get().(*ingestWorker)
-	defer s.workers.Put(w)
+	w := s.workers.get()
+	defer s.workers.put(w)
 	push, err := w.dec.DecodeLokiPush(ingest.Request{
 		ContentType:     b2s(ctx.Request.Header.ContentType()),
 		ContentEncoding: b2s(ctx.Request.Header.ContentEncoding()),

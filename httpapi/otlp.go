@@ -52,8 +52,8 @@ func (s *Server) handleOTLPLogs(ctx *fasthttp.RequestCtx) {
 		otlpRefusal(ctx, enc, refusal)
 		return
 	}
-	w := s.workers.Get().(*ingestWorker)
-	defer s.workers.Put(w)
+	w := s.workers.get()
+	defer s.workers.put(w)
 	logs, err := w.dec.DecodeOTLPLogs(ingest.Request{
 		ContentType:     b2s(ctx.Request.Header.ContentType()),
 		ContentEncoding: b2s(ctx.Request.Header.ContentEncoding()),
@@ -145,6 +145,7 @@ func otlpRefusal(ctx *fasthttp.RequestCtx, enc ingest.OTLPEncoding, r bodyRefusa
 func (s *Server) otlpAppendFailed(ctx *fasthttp.RequestCtx, enc ingest.OTLPEncoding, sourceID int64, err error) {
 	switch {
 	case errors.Is(err, engine.ErrBackpressure):
+		s.countRejected(s.cat.SourceByID(sourceID), rejectReason(err), err.Error())
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, "3")
 		otlpStatus(ctx, enc, fasthttp.StatusTooManyRequests, rpcResourceExhausted, "Buffer Full: Too Many Requests")
 	case errors.Is(err, engine.ErrClosed):

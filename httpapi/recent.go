@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/event"
 )
 
@@ -39,25 +40,32 @@ type recentSlot struct {
 type recentBatch struct {
 	bufs [][]byte
 	ts   []int64
+	dec  event.EventDecoder
 }
 
-// record keeps the last recentLimit of events (as JSON) for source id.
-func (rs *recentStore) record(id int64, events []event.Event, wb *recentBatch) {
-	if len(events) == 0 {
+// recordBatch keeps the last recentLimit events of b (as JSON) for source
+// id.
+func (rs *recentStore) recordBatch(id int64, b *engine.Batch, wb *recentBatch) {
+	n := b.Len()
+	if n == 0 {
 		return
 	}
 	k := 0
-	for i := max(0, len(events)-recentLimit); i < len(events); i++ {
+	for i := max(0, n-recentLimit); i < n; i++ {
+		e, _, err := wb.dec.Decode(b.Event(i))
+		if err != nil {
+			continue // not possible: the batch encoded it
+		}
 		if k == len(wb.bufs) {
 			wb.bufs = append(wb.bufs, nil)
 			wb.ts = append(wb.ts, 0)
 		}
-		b := event.AppendEventJSON(wb.bufs[k][:0], events[i])
-		if len(b) > recentMaxEventBytes {
+		js := event.AppendEventJSON(wb.bufs[k][:0], e)
+		if len(js) > recentMaxEventBytes {
 			wb.bufs[k] = nil // let a large buffer go
 			continue
 		}
-		wb.bufs[k], wb.ts[k] = b, events[i].Timestamp
+		wb.bufs[k], wb.ts[k] = js, e.Timestamp
 		k++
 	}
 	v, ok := rs.rings.Load(id)

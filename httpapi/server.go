@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"runtime"
 	"sync"
@@ -183,7 +184,7 @@ type Server struct {
 	baseCtx context.Context
 	cancel  context.CancelFunc
 
-	workers sync.Pool // *ingestWorker
+	workers *workerPool
 	rules   ruleCache
 	recent  recentStore
 	stats   ingestCounters
@@ -220,11 +221,11 @@ func New(opts Options) (*Server, error) {
 	if o.Runner != nil {
 		s.runner.Store(&runnerBox{o.Runner})
 	}
-	s.workers.New = func() any {
+	s.workers = newWorkerPool(int(min(o.MaxInflightBodyBytes, int64(math.MaxInt))), func() *ingestWorker {
 		w := newIngestWorker(o.MaxBodyBytes)
 		w.dec.Now = o.Now // RFC 3164 syslog timestamps take their year from it
 		return w
-	}
+	})
 	so := o.Search
 	if so.Now == nil {
 		so.Now = o.Now

@@ -83,13 +83,16 @@ func (s *Server) lookupSource(ctx *fasthttp.RequestCtx, token string) *catalog.S
 }
 
 // sourceDetailView is a source as GET /api/sources/:token shows it: the
-// fields of sourceView and, a Sediment addition that Logflare clients
+// fields of sourceView and, Sediment additions that Logflare clients
 // ignore, "dropped_events": the events of accepted ingest requests that
 // were not stored since the server started, by reason (drops.go), e.g.
-// {"future_timestamp": 3, "drop_rule": 120}; {} when none were.
+// {"future_timestamp": 3, "drop_rule": 120}; and "rejected_requests": the
+// ingest requests answered 429 since the server started, by reason
+// (rejects.go), e.g. {"frozen_heads": 2}; {} when there were none.
 type sourceDetailView struct {
 	sourceView
-	DroppedEvents map[DropReason]int64 `json:"dropped_events"`
+	DroppedEvents    map[DropReason]int64   `json:"dropped_events"`
+	RejectedRequests map[RejectReason]int64 `json:"rejected_requests"`
 }
 
 // getSource answers GET /api/sources/:token.
@@ -98,7 +101,7 @@ func (s *Server) getSource(ctx *fasthttp.RequestCtx, token string) {
 		return
 	}
 	if src := s.lookupSource(ctx, token); src != nil {
-		sendJSON(ctx, fasthttp.StatusOK, sourceDetailView{viewSource(src), s.stats.droppedByReason(src.Token)})
+		sendJSON(ctx, fasthttp.StatusOK, sourceDetailView{viewSource(src), s.stats.droppedByReason(src.Token), s.stats.rejectedByReason(src.Token)})
 	}
 }
 

@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"strings"
+
 	"github.com/sediment/sediment/catalog"
+	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/event"
 )
 
@@ -22,21 +25,49 @@ const (
 // filter and message keys, append them to the source's shard (durable when
 // store returns nil), keep them for /recent, and count the request,
 // its stored events (per route, with its body bytes: the worker's meter,
-// which the caller started) and its drops. fates, when not
-// nil, receives one fate per raw event; the stored events are w.events,
-// valid until the worker is reused.
+// which the caller started) and its drops. fates, when not nil, receives
+// one fate per raw event.
 func (s *Server) store(w *ingestWorker, src *catalog.Source, raws []event.Value, fates []eventFate) error {
+	_, err := s.storeEach(w, src, 0, func(fn func(event.Value) error) error {
+		for i := range raws {
+			if err := fn(raws[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, fates)
+	return err
+}
+
+// decodeError is an error of the raw events' source in storeEach: the
+// request's body is at fault (4xx), not the engine.
+type decodeError struct{ err error }
+
+func (e *decodeError) Error() string { return e.err.Error() }
+func (e *decodeError) Unwrap() error { return e.err }
+
+// storeEach is store for raw events that each yields one at a time, each
+// valid only during its call (a body parsed as it is read, see
+// ingest.Decoder.Each): every event is normalised and encoded into the
+// worker's batch as soon as it comes, so no request ever holds more than
+// one event's value tree. Nothing is appended unless each returns nil; its
+// error comes back as a *decodeError. sizeHint is about how many bytes of
+// JSON the events take, when known (0 when not). It returns the number of
+// raw events.
+func (s *Server) storeEach(w *ingestWorker, src *catalog.Source, sizeHint int, each func(func(event.Value) error) error, fates []eventFate) (int, error) {
 	shard, err := s.eng.Shard(src.Token)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	rules := s.rules.get(s.cat, src, s.log)
 	now := s.opts.Now()
-	w.norm.Reset()
-	w.events = w.events[:0]
-	var future, dropped int
-	for i := range raws {
-		ev, outcome := w.norm.Normalize(raws[i], now, event.NormalizeOptions{})
+	b := w.batchFor(s.eng)
+	b.Grow(sizeHint)
+	var n, future, dropped int
+	err = each(func(raw event.Value) error {
+		// The previous event is encoded: its memory can be reused.
+		w.norm.Reset()
+		ev, outcome := w.norm.Normalize(raw, now, event.NormalizeOptions{})
 		fate := fateStored
 		switch {
 		case outcome == event.OutcomeDroppedFuture:
@@ -49,20 +80,42 @@ func (s *Server) store(w *ingestWorker, src *catalog.Source, raws []event.Value,
 			if len(rules.messageKeys) > 0 {
 				w.msg = rules.applyMessageKeys(&ev, w.msg[:0])
 			}
-			w.events = append(w.events, ev)
+			b.Add(&ev)
 		}
 		if fates != nil {
-			fates[i] = fate
+			fates[n] = fate
 		}
+		n++
+		return nil
+	})
+	w.norm.Reset()
+	if err != nil {
+		return n, &decodeError{err}
 	}
-	// Append copies what it keeps, so the events may alias the request
-	// body and the worker's buffers, which are reused after this returns.
-	if err := shard.Append(s.baseCtx, w.events); err != nil {
-		return err
+	if err := shard.AppendBatch(s.baseCtx, b); err != nil {
+		return n, err
 	}
-	s.recent.record(src.ID, w.events, &w.recent)
-	s.stats.accepted(src, w.meter.route, len(w.events), w.meter.take(len(raws)))
+	s.recent.recordBatch(src.ID, b, &w.recent)
+	s.stats.accepted(src, w.meter.route, b.Len(), w.meter.take(n))
 	s.countDrops(src, DropFutureTimestamp, future, "timestamps more than an hour ahead of the server clock")
 	s.countDrops(src, DropRule, dropped, "the source's drop_lql_string matched")
-	return nil
+	return n, nil
+}
+
+// batchFor returns the worker's batch for eng, emptied.
+func (w *ingestWorker) batchFor(eng *engine.Engine) *engine.Batch {
+	if w.batch == nil || w.batchEng != eng {
+		w.batch, w.batchEng = eng.NewBatch(), eng
+	}
+	w.batch.Reset()
+	return w.batch
+}
+
+// storedID returns the id of the j-th event the worker's last store kept.
+func (w *ingestWorker) storedID(j int) string {
+	e, _, err := w.idDec.Decode(w.batch.Event(j))
+	if err != nil {
+		return "" // not possible: the batch encoded it
+	}
+	return strings.Clone(e.ID)
 }

@@ -297,8 +297,8 @@ func (s *Server) syslogFlush(b *syslogBatch, opts SyslogOptions, wait bool) {
 		b.frames = append(b.frames, b.buf[start:end])
 		start = end
 	}
-	w := s.workers.Get().(*ingestWorker)
-	defer s.workers.Put(w)
+	w := s.workers.get()
+	defer s.workers.put(w)
 	res := w.dec.DecodeSyslogFrames(b.frames, s.opts.Now())
 	src := s.syslogSource(opts.Source)
 	s.countDrops(src, DropUnparseableLine, res.Skipped, "syslog messages that did not parse")

@@ -86,12 +86,13 @@ func setMemoryLimit(limit int64, getenv func(string) string) {
 	}
 }
 
-// releaseIdleMemory empties the segment caches and returns freed memory to
-// the operating system once ingest has gone quiet and the heads have been
-// written out. Go hands
-// memory back only gradually; a log server that is idle most of the day
-// should not keep the footprint of its busiest minute.
-func releaseIdleMemory(ctx context.Context, eng *engine.Engine, every time.Duration) {
+// releaseIdleMemory empties the segment caches, calls release (the HTTP
+// server's ReleaseIdleMemory: its ingest buffers) and returns freed memory
+// to the operating system once ingest has gone quiet and the heads have
+// been written out. Go hands memory back only gradually; a log server that
+// is idle most of the day should not keep the footprint of its busiest
+// minute.
+func releaseIdleMemory(ctx context.Context, eng *engine.Engine, release func(), every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	released := false
@@ -107,6 +108,9 @@ func releaseIdleMemory(ctx context.Context, eng *engine.Engine, every time.Durat
 		}
 		if !released {
 			engine.DropCaches()
+			if release != nil {
+				release()
+			}
 			debug.FreeOSMemory()
 			released = true
 		}

@@ -417,7 +417,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	}
 	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), ln: ln, serveErr: make(chan error, 1), stopped: make(chan struct{})}
 	idleCtx, stopIdle := context.WithCancel(context.Background())
-	go releaseIdleMemory(idleCtx, eng, 10*time.Second)
+	go releaseIdleMemory(idleCtx, eng, srv.ReleaseIdleMemory, 10*time.Second)
 	go func() {
 		defer close(a.stopped)
 		defer stopIdle()

@@ -26,6 +26,11 @@ type Request struct {
 	// fails with ErrBudget. What it granted stays granted: the caller
 	// gives it back once it is done with the result.
 	Charge func(n int64) bool
+	// Stream lets Decode leave a JSON array body to be parsed element by
+	// element as Decoder.Each goes, so that the events of a large body are
+	// never all held at once. The caller must then read the events with
+	// Each (Result.Events is empty).
+	Stream bool
 }
 
 // BodyParams are the source-selecting members found at the top level of a
@@ -49,6 +54,11 @@ type Result struct {
 	// Skipped counts lines that could not be parsed and were dropped
 	// (logplex/syslog and Cloudflare NDJSON); the request still succeeds.
 	Skipped int
+
+	// stream is a JSON array body Decode left for Each to parse, of route
+	// streamRoute (Request.Stream).
+	stream      []byte
+	streamRoute Route
 }
 
 // Decoder decodes ingest bodies. It reuses its parser, decompressors and
@@ -78,6 +88,12 @@ type Decoder struct {
 	scratch []byte
 	proto   protocolState // OTLP, Loki, Elasticsearch bulk and syslog decoders
 	rfc3164 syslog3164
+}
+
+// RetainedBytes returns about how much memory the Decoder keeps for reuse
+// (its decompression buffer and scratch), for pools that bound it.
+func (d *Decoder) RetainedBytes() int {
+	return cap(d.decomp.buf) + cap(d.scratch)
 }
 
 // NewDecoder returns a Decoder with the default body limit.
@@ -141,6 +157,10 @@ func (d *Decoder) Decode(req Request) (Result, error) {
 	}
 
 	var res Result
+	if req.Stream && kind == contentJSON && streams(req.Route) && firstByte(body) == '[' {
+		res.stream, res.streamRoute = body, req.Route
+		return res, nil
+	}
 	switch req.Route {
 	case RouteLogplex, RouteSyslogs:
 		dialect := DialectHeroku
@@ -163,6 +183,90 @@ func (d *Decoder) Decode(req Request) (Result, error) {
 	}
 	res.Events = d.events
 	return res, nil
+}
+
+// streams reports the routes whose array bodies Each can parse element
+// by element: those whose processor takes each element on its own.
+func streams(r Route) bool {
+	switch r {
+	case RouteCreate, RouteCloudflare, RouteJSON, RouteBrowserReports, RouteVector:
+		return true
+	}
+	return false
+}
+
+// firstByte returns the first byte of b that is not JSON whitespace, or 0.
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return c
+		}
+	}
+	return 0
+}
+
+// Each calls fn with every raw event of res, in order. Events of a body
+// that Decode left to stream (Request.Stream) are parsed as Each goes,
+// one array element at a time: each is valid only during its call, the
+// Decoder reusing its memory for the next. Their errors are those Decode
+// would have given for the body (ErrMalformed, ErrBadShape), found only
+// as Each gets there, so fn may have been called for earlier events:
+// callers act on the events once Each returns nil. An error of fn stops
+// Each and is returned as it is.
+func (d *Decoder) Each(res *Result, fn func(raw event.Value) error) error {
+	if res.stream == nil {
+		for i := range res.Events {
+			if err := fn(res.Events[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var fnErr, shapeErr error
+	err := d.parser.ParseArray(res.stream, func(i int, v event.Value) error {
+		if shapeErr != nil {
+			return nil // the body is refused; only a syntax error can change how
+		}
+		clear(d.events)
+		d.events = d.events[:0]
+		if shapeErr = d.addElement(res.streamRoute, i, v); shapeErr != nil {
+			return nil
+		}
+		for j := range d.events {
+			if fnErr = fn(d.events[j]); fnErr != nil {
+				return fnErr
+			}
+		}
+		return nil
+	})
+	clear(d.events)
+	d.events = d.events[:0]
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return wrap(ErrMalformed, err, "json body")
+	}
+	return shapeErr
+}
+
+// addElement runs the processor of route on element i of a top-level
+// array, as json does for the whole array.
+func (d *Decoder) addElement(route Route, i int, v event.Value) error {
+	if v.Kind != event.Object {
+		if route == RouteCreate || route == RouteCloudflare {
+			return errorf(ErrBadShape, "batch element %d is %v, not an object", i, v.Kind)
+		}
+		return errorf(ErrBadShape, "array element %d is %v, not an object", i, v.Kind)
+	}
+	switch route {
+	case RouteJSON, RouteBrowserReports:
+		return d.addGeneric(v)
+	case RouteVector:
+		return d.addVector(v)
+	}
+	d.events = append(d.events, v)
+	return nil
 }
 
 // json decodes a JSON body.

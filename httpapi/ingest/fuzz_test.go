@@ -16,10 +16,19 @@ func fuzzRoute(f *testing.F, route Route, contentType string, seeds ...string) {
 		f.Add([]byte(s))
 	}
 	d := &Decoder{MaxBodyBytes: 1 << 20}
+	sd := &Decoder{MaxBodyBytes: 1 << 20}
 	headers := headerList{{"ce-id", "1"}, {"ce-time", "2024-01-01T00:00:00Z"}}
 	now := time.Date(2025, 7, 10, 12, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		res, err := d.Decode(Request{Route: route, ContentType: contentType, Body: body, Headers: headers.seq()})
+		// Streaming gives the same events and the same error.
+		streamed, serr := streamAll(sd, Request{Route: route, ContentType: contentType, Body: body, Headers: headers.seq(), Stream: true})
+		if (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
+			t.Fatalf("Decode error %v, streamed error %v", err, serr)
+		}
+		if err == nil && eventsJSON(res.Events) != streamed {
+			t.Fatalf("streamed events differ:\n%s\n%s", eventsJSON(res.Events), streamed)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrBadShape) && !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("unexpected error kind: %v", err)
@@ -92,4 +101,24 @@ func FuzzDecompress(f *testing.F) {
 			t.Fatalf("unexpected error kind: %v", err)
 		}
 	})
+}
+
+// streamAll decodes req and reads its events with Each, rendering them as
+// eventsJSON does (they are valid only during the callback).
+func streamAll(d *Decoder, req Request) (string, error) {
+	res, err := d.Decode(req)
+	if err != nil {
+		return "", err
+	}
+	b := []byte{'['}
+	n := 0
+	err = d.Each(&res, func(v event.Value) error {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = event.AppendJSON(b, v)
+		return nil
+	})
+	return string(append(b, ']')), err
 }

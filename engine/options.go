@@ -88,8 +88,12 @@ type Options struct {
 	MaxConcurrentFlushes int
 
 	// BlockRows is the rows per segment block (default 65536); PageBytes
-	// the target page size before compression (default 1 MiB, chosen with
-	// `sediment bench sweep`: see the README). ZstdLevel
+	// the target page size before compression for columns of wide values
+	// (narrow ones end pages at 8192 rows; default segment.DefaultPageBytes,
+	// 64 KiB: a read of a few rows decompresses little, and the pages of a
+	// chunk are compressed against a shared sample of its values, so they
+	// compress almost as well as big ones; see docs/format/segment.md).
+	// ZstdLevel
 	// (1..4) is used when flushing heads (default 1: fast, the head must
 	// make way), CompactZstdLevel when compaction rewrites segments in the
 	// background (default 3: about a fifth smaller, where data lives).
@@ -226,7 +230,7 @@ func (o *Options) withDefaults() (*Options, error) {
 		out.HeadMemoryBudget = 64 << 20
 	}
 	def(&out.BlockRows, 65536)
-	def(&out.PageBytes, 1<<20)
+	def(&out.PageBytes, segment.DefaultPageBytes)
 	for _, c := range []struct {
 		p   *int64
 		def int64

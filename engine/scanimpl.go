@@ -412,15 +412,23 @@ type colReader interface {
 	read(c colRef, a, z int, rows []int32, dst *vec.Vector) error
 }
 
+// blockReader reads the columns of one block of a segment. once reads
+// without adding pages to the page cache (a scan of much data, whose pages
+// would push out those interactive queries read again).
 type blockReader struct {
-	r       *segment.Reader
-	b       int
-	scratch vec.Vector
+	r    *segment.Reader
+	b    int
+	once bool
 }
 
 func (br *blockReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
-	if rows != nil {
-		return br.r.ReadRows(br.b, c.idx, rows, dst, &br.scratch)
+	switch {
+	case rows != nil && br.once:
+		return br.r.ReadRowsOnce(br.b, c.idx, rows, dst)
+	case rows != nil:
+		return br.r.ReadRows(br.b, c.idx, rows, dst)
+	case br.once:
+		return br.r.ReadColumnOnce(br.b, c.idx, a, z, dst)
 	}
 	return br.r.ReadColumn(br.b, c.idx, a, z, dst)
 }

@@ -157,7 +157,7 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 		if v.IsNull(i) {
 			continue
 		}
-		s := v.Strs[i]
+		s := v.StringAt(i)
 		p := f.strs[s]
 		if p == nil {
 			p = &postings{}
@@ -261,7 +261,7 @@ func (b *Builder) AddText(path string, base uint32, v *vec.Vector) {
 	}
 	for i := 0; i < v.Len; i++ {
 		if !v.IsNull(i) {
-			addRow(base+uint32(i), v.Strs[i])
+			addRow(base+uint32(i), v.StringAt(i))
 		}
 	}
 }

@@ -182,7 +182,7 @@ func compareEval(op cmpOp, t vec.Type) EvalFunc {
 		case t == vec.Float64:
 			cmpOrdered(op, a.Floats, a.Const, b.Floats, b.Const, sel, n, out.Bools)
 		case t == vec.String:
-			if a.Dict == nil && b.Dict == nil {
+			if a.Dict == nil && b.Dict == nil && !a.IsBytes() && !b.IsBytes() {
 				cmpOrdered(op, a.Strs, a.Const, b.Strs, b.Const, sel, n, out.Bools)
 			} else {
 				forRows(sel, n, func(i int) { out.Bools[i] = cmpApply(op, a.StringAt(i), b.StringAt(i)) })

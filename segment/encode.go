@@ -527,9 +527,10 @@ func (p *chunkPlan) appendPage(dst []byte, t ColType, d *ColumnData, from, to in
 }
 
 // pageStats fills the value count and range of rows [from, to) of an
-// int64, timestamp or float64 chunk into pm (NaN values are left out of a
+// int64, timestamp or float64 chunk, or the range of the codes of a
+// dictionary-encoded string chunk, into pm (NaN values are left out of a
 // float range; a page of NaNs only has the empty range +Inf, -Inf).
-func pageStats(t ColType, d *ColumnData, from, to int, pm *pageMeta) {
+func pageStats(t ColType, p *chunkPlan, d *ColumnData, from, to int, pm *pageMeta) {
 	pm.present = 0
 	pm.minF, pm.maxF = math.Inf(1), math.Inf(-1)
 	for i := from; i < to; i++ {
@@ -542,7 +543,12 @@ func pageStats(t ColType, d *ColumnData, from, to int, pm *pageMeta) {
 				pm.minF, pm.maxF = min(pm.minF, f), max(pm.maxF, f)
 			}
 		} else {
-			x := d.Ints[i]
+			var x int64
+			if t == TypeString {
+				x = int64(p.codes[i])
+			} else {
+				x = d.Ints[i]
+			}
 			if pm.present == 0 || x < pm.minI {
 				pm.minI = x
 			}

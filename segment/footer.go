@@ -74,7 +74,8 @@ type sectionMeta struct {
 //	              v2: histOff (0: no history), [histLen when histOff > 0]
 //	              npages, then per page: firstRow, rows, off, len,
 //	                  v2 with statPages: present, and when present > 0
-//	                      min, max (varint, or f64 for float64)
+//	                      min, max (varint: value, or code of a dictionary-
+//	                      encoded string; f64 for float64)
 //	nsections, then per section: name, off, len
 func (w *Writer) encodeFooter() []byte {
 	var e encbuf
@@ -251,7 +252,7 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 			}
 			c.stats.flags = d.byte1()
 			if d.err == nil {
-				if err := checkStatFlags(f.cols[c.col].Type, c.stats.flags, version); err != nil {
+				if err := checkStatFlags(f.cols[c.col].Type, c.enc, c.stats.flags, version); err != nil {
 					return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
 				}
 			}
@@ -396,6 +397,9 @@ func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int6
 					if d.err == nil && p.minI > p.maxI {
 						return fmt.Errorf("page %d: min %d above max %d", pi, p.minI, p.maxI)
 					}
+					if d.err == nil && t == TypeString && (p.minI < 0 || p.maxI >= int64(c.dictEntries)) {
+						return fmt.Errorf("page %d: codes [%d, %d] outside a dictionary of %d", pi, p.minI, p.maxI, c.dictEntries)
+					}
 				}
 			}
 		}
@@ -428,8 +432,9 @@ func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int6
 	return nil
 }
 
-// checkStatFlags rejects statistics flags a version or type cannot have.
-func checkStatFlags(t ColType, flags uint8, version uint8) error {
+// checkStatFlags rejects statistics flags a version, type or encoding
+// cannot have.
+func checkStatFlags(t ColType, e Encoding, flags uint8, version uint8) error {
 	known := uint8(statNum | statMinStr | statMaxStr)
 	if version >= FormatV2 {
 		known |= statPages
@@ -437,8 +442,8 @@ func checkStatFlags(t ColType, flags uint8, version uint8) error {
 	if flags&^known != 0 {
 		return fmt.Errorf("unknown statistics flags %#x", flags&^known)
 	}
-	if flags&statPages != 0 && t != TypeInt64 && t != TypeTimestamp && t != TypeFloat64 {
-		return fmt.Errorf("page statistics on a %s column", t)
+	if flags&statPages != 0 && t != TypeInt64 && t != TypeTimestamp && t != TypeFloat64 && !(t == TypeString && e == encDict) {
+		return fmt.Errorf("page statistics on a %s column of encoding %d", t, e)
 	}
 	return nil
 }

@@ -191,7 +191,8 @@ func TestCopyBlockRewritesOldVersion(t *testing.T) {
 }
 
 // TestPageRanges: each page of a numeric chunk knows its value count and
-// range; NaN stays out of float ranges; strings have none.
+// range, each page of a dictionary-encoded string chunk the range of its
+// codes; NaN stays out of float ranges; other strings have none.
 func TestPageRanges(t *testing.T) {
 	fs := vfs.NewMemFS()
 	fs.MkdirAll("/d")
@@ -210,6 +211,25 @@ func TestPageRanges(t *testing.T) {
 			t.Fatalf("%s: %d pages", c.desc.Path, len(info.Pages))
 		}
 		for _, p := range info.Pages {
+			if c.desc.Type == TypeString && info.DictEntries > 0 {
+				dict, err := r.DictStrings(0, col)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo, hi, seen := "", "", false
+				for i := p.FirstRow; i < p.FirstRow+p.Rows; i++ {
+					if s, ok := cols[ci].vals[i].(string); ok {
+						if !seen || s < lo {
+							lo = s
+						}
+						hi, seen = max(hi, s), true
+					}
+				}
+				if p.HasRange != seen || seen && (dict[p.MinInt] != lo || dict[p.MaxInt] != hi) {
+					t.Fatalf("%s page at %d: codes %+v, values [%q, %q]", c.desc.Path, p.FirstRow, p, lo, hi)
+				}
+				continue
+			}
 			if !numeric {
 				if p.Present != -1 || p.HasRange {
 					t.Fatalf("%s: page statistics on a %s column: %+v", c.desc.Path, c.desc.Type, p)

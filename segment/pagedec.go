@@ -129,10 +129,11 @@ func (o *pageOut) endStr(j int) error {
 	return nil
 }
 
-// reserve grows dst.Bytes' capacity by about n bytes.
+// reserve makes room for n more bytes in dst.Bytes, at least doubling
+// its capacity when it grows.
 func (o *pageOut) reserve(n int) {
 	if b := o.dst.Bytes; cap(b)-len(b) < n {
-		nb := make([]byte, len(b), len(b)+max(n, len(b)/4))
+		nb := make([]byte, len(b), max(len(b)+n, 2*cap(b)))
 		copy(nb, b)
 		o.dst.Bytes = nb
 	}

@@ -111,16 +111,19 @@ type ChunkInfo struct {
 }
 
 // PageRange describes one data page of a chunk: its row range, relative
-// to its block, and (format version 2, int64, timestamp and float64
-// columns) how many of its rows have a value and the range of those
-// values, so that a scan can skip pages and a newest-first read can find
-// the newest rows of a block whose rows are not in time order.
+// to its block, and (format version 2: int64, timestamp, float64 and
+// dictionary-encoded string columns) how many of its rows have a value and
+// the range of those values, so that a scan can skip pages and a
+// newest-first read can find the newest rows of a block whose rows are not
+// in time order.
 type PageRange struct {
 	FirstRow, Rows int
 	// Present is the number of rows with a value, -1 when unknown.
 	Present int
-	// HasRange says MinInt/MaxInt (int64, timestamp) or MinFloat/MaxFloat
-	// (float64, NaN left out) bound the page's values.
+	// HasRange says MinInt/MaxInt (int64, timestamp; for a
+	// dictionary-encoded string chunk, the codes: indexes into its sorted
+	// dictionary) or MinFloat/MaxFloat (float64, NaN left out) bound the
+	// page's values.
 	HasRange           bool
 	MinInt, MaxInt     int64
 	MinFloat, MaxFloat float64
@@ -513,6 +516,11 @@ func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMod
 		out.off = lo - from
 		if err := r.decodeFrom(b, col, c, p, rowSel{lo: lo - p.firstRow, hi: hi - p.firstRow}, &out, mode); err != nil {
 			return err
+		}
+		if done := hi - from; len(dst.Offs) > 0 && done < n && len(dst.Bytes) > 0 {
+			// Strings of the rows left, at the rate so far: one allocation
+			// for the rest of a read of many pages.
+			out.reserve(int(int64(len(dst.Bytes))*int64(n-done)/int64(done)) + len(dst.Bytes)/16)
 		}
 	}
 	return nil

@@ -354,7 +354,8 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 		cm.dictEntries = len(p.dictStrs) + len(p.dictInts)
 		w.writeDict(p, &cm)
 	}
-	pageStatsOn := w.version >= FormatV2 && (t == TypeInt64 || t == TypeTimestamp || t == TypeFloat64)
+	pageStatsOn := w.version >= FormatV2 && (t == TypeInt64 || t == TypeTimestamp || t == TypeFloat64 ||
+		t == TypeString && p.enc == encDict)
 	if pageStatsOn {
 		cm.stats.flags |= statPages
 	}
@@ -373,7 +374,7 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 			off, ln := w.writeUnitWith(w.scratch, true, histEnc)
 			pm := pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln, present: -1}
 			if pageStatsOn {
-				pageStats(t, d, from, r+1, &pm)
+				pageStats(t, p, d, from, r+1, &pm)
 			}
 			cm.pages = append(cm.pages, pm)
 			from, size = r+1, 0

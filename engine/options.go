@@ -101,6 +101,11 @@ type Options struct {
 	PageBytes        int
 	ZstdLevel        int
 	CompactZstdLevel int
+	// HistoryBytes is the size of the sample of values the pages of a
+	// column of wide text are compressed against, per block (default
+	// segment.DefaultHistoryBytes; negative: none; see
+	// segment.WriterOptions.HistoryBytes).
+	HistoryBytes int
 
 	// DictCacheBytes bounds the decoded segment dictionaries kept between
 	// reads, PageCacheBytes the decompressed data pages (default 32 MiB

@@ -30,7 +30,16 @@ type shardScan struct {
 	name  string // the source's name in the query: warnings and errors say it
 	preds []*pred
 	units []scan.Unit
+	// once: the scan reads many blocks in one pass (no limit to stop it
+	// early), so its pages do not go to the page cache, where they would
+	// push out the pages interactive queries read again and again.
+	once bool
 }
+
+// onceMinBlocks is how many blocks a scan without a limit reads before its
+// pages stop going to the page cache: about what the default cache holds
+// of a few columns.
+const onceMinBlocks = 8
 
 func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string) (*shardScan, error) {
 	if sn.cutoff > req.TimeMin {
@@ -82,6 +91,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 			}
 		}
 	}
+	sc.once = req.Limit <= 0 && segUnits(sc.units) > onceMinBlocks
 	switch req.Order {
 	case scan.Descending:
 		sort.SliceStable(sc.units, func(i, j int) bool {
@@ -97,6 +107,17 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 		})
 	}
 	return sc, nil
+}
+
+// segUnits counts the units that read segment blocks.
+func segUnits(units []scan.Unit) int {
+	n := 0
+	for _, u := range units {
+		if _, ok := u.(*segUnit); ok {
+			n++
+		}
+	}
+	return n
 }
 
 // withoutImpliedNotNull drops `record IS NOT NULL` where another filter on
@@ -531,6 +552,28 @@ func convertValue(src *vec.Vector, i int, ct segment.ColType, dst *vec.Vector, t
 // evalPreds applies predicates (skipping those marked done) to the rows
 // of [lo, hi) in sel (nil = all), returning the rows that pass.
 func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, sel []int32) ([]int32, error) {
+	// First the pages every predicate rules out, from the footer alone:
+	// the rows left are all any predicate reads.
+	if br, ok := cr.(*blockReader); ok && !sc.req.NoIndex {
+		for i, pr := range sc.preds {
+			if done != nil && done[i] {
+				continue
+			}
+			cols := predCols(p, pr)
+			if len(cols) != 1 {
+				continue
+			}
+			kept, all, err := prunePages(br.r, br.b, cols[0], pr, lo, hi, sel)
+			if err != nil {
+				return nil, err
+			}
+			if !all {
+				if sel = kept; len(sel) == 0 {
+					return sel, nil
+				}
+			}
+		}
+	}
 	var v vec.Vector
 	for i, pr := range sc.preds {
 		if done != nil && done[i] {
@@ -617,7 +660,7 @@ func (u *segUnit) Sorted() bool              { return true }
 // newest-first query touches only the newest pages.
 func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockReader, error) {
 	req := u.sc.req
-	br := &blockReader{r: u.p.seg.r, b: u.b}
+	br := &blockReader{r: u.p.seg.r, b: u.b, once: u.sc.once}
 	rows := u.bi.Rows
 	lo, hi := 0, rows
 	if req.TimeMin > u.bi.MinTime || req.TimeMax < u.bi.MaxTime {

@@ -507,6 +507,7 @@ func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMod
 			toCodes(dst, dict.strs, n)
 		}
 	}
+	hist := r.history(c, mode)
 	for pi := range c.pages {
 		p := &c.pages[pi]
 		lo, hi := max(from, p.firstRow), min(to, p.firstRow+p.rows)
@@ -514,7 +515,7 @@ func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMod
 			continue
 		}
 		out.off = lo - from
-		if err := r.decodeFrom(b, col, c, p, rowSel{lo: lo - p.firstRow, hi: hi - p.firstRow}, &out, mode); err != nil {
+		if err := r.decodeFrom(b, col, c, p, rowSel{lo: lo - p.firstRow, hi: hi - p.firstRow}, &out, mode, hist); err != nil {
 			return err
 		}
 		if done := hi - from; len(dst.Offs) > 0 && done < n && len(dst.Bytes) > 0 {
@@ -526,31 +527,37 @@ func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMod
 	return nil
 }
 
-// history returns the history unit of chunk c, through the page cache (a
-// block's pages share it; a scan that does not fill the cache with pages
-// still keeps it while it reads the block's pages).
+// history returns the history unit of chunk c, read once for the pages of
+// one read, through the page cache (the pages of a block share it).
 func (r *Reader) history(c *chunkMeta, mode cacheMode) historyOf {
 	if c.histOff == 0 {
 		return nil
 	}
+	var body []byte
 	return func() ([]byte, error) {
+		if body != nil {
+			return body, nil
+		}
 		key := pageKey{r: r, off: c.histOff}
 		if mode != cacheBypass {
 			if b, ok := pages.get(key); ok {
+				body = b
 				return b, nil
 			}
 		}
-		body, err := r.readUnit(c.histOff, c.histLen, "history", maxHistoryBytes)
-		if err == nil && mode != cacheBypass {
-			pages.put(key, body, int64(cap(body))+64)
+		b, err := r.readUnit(c.histOff, c.histLen, "history", maxHistoryBytes)
+		if err == nil && mode == cacheFill {
+			pages.put(key, b, int64(cap(b))+64)
 		}
-		return body, err
+		body = b
+		return b, err
 	}
 }
 
-// decodeFrom reads page p of chunk c and decodes the rows sel wants.
-func (r *Reader) decodeFrom(b, col int, c *chunkMeta, p *pageMeta, sel rowSel, out *pageOut, mode cacheMode) error {
-	body, pooled, err := r.page(p.off, p.len, "page", mode, r.history(c, mode))
+// decodeFrom reads page p of chunk c and decodes the rows sel wants, the
+// history (if any) through hist.
+func (r *Reader) decodeFrom(b, col int, c *chunkMeta, p *pageMeta, sel rowSel, out *pageOut, mode cacheMode, hist historyOf) error {
+	body, pooled, err := r.page(p.off, p.len, "page", mode, hist)
 	if err != nil {
 		return err
 	}
@@ -764,6 +771,7 @@ func (r *Reader) readRows(b, col int, rows []int32, dst *vec.Vector, mode cacheM
 		}
 	}
 	i := 0
+	hist := r.history(c, mode)
 	for pi := range c.pages {
 		if i >= n {
 			break
@@ -778,7 +786,7 @@ func (r *Reader) readRows(b, col int, rows []int32, dst *vec.Vector, mode cacheM
 			j++
 		}
 		out.off = i
-		if err := r.decodeFrom(b, col, c, p, rowSel{list: rows[i:j], base: p.firstRow}, &out, mode); err != nil {
+		if err := r.decodeFrom(b, col, c, p, rowSel{list: rows[i:j], base: p.firstRow}, &out, mode, hist); err != nil {
 			return err
 		}
 		i = j

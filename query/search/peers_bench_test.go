@@ -10,17 +10,22 @@ package search
 //	go test ./query/search -run '^$' -bench Peers -count 6 | tee new.txt
 //	benchstat old.txt new.txt
 //
-// SEDIMENT_BENCH_EVENTS sets the number of events (default 1,000,000).
-// Each query reports gc-%: the share of the process's CPU the garbage
-// collector took while it ran (runtime/metrics).
+// SEDIMENT_BENCH_EVENTS sets the number of events (default 1,000,000);
+// SEDIMENT_BENCH_PAGE_BYTES and SEDIMENT_BENCH_HISTORY_BYTES the engine's
+// PageBytes and HistoryBytes (default: the engine's). Each query reports
+// gc-%: the share of the process's CPU the garbage collector took while it
+// ran (runtime/metrics); Q1 also reports the bytes per event on disk.
 
 import (
 	"context"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +47,7 @@ const (
 // queries need to know about its data.
 type peersData struct {
 	sh      *engine.Shard
+	dir     string
 	project string // the project Q2 and Q3 ask for (the largest)
 	now     time.Time
 	rare    int // events carrying the rare word
@@ -92,8 +98,10 @@ func loadPeers(b *testing.B) *peersData {
 	if err != nil {
 		b.Fatal(err)
 	}
+	pageBytes, _ := strconv.Atoi(os.Getenv("SEDIMENT_BENCH_PAGE_BYTES"))
+	historyBytes, _ := strconv.Atoi(os.Getenv("SEDIMENT_BENCH_HISTORY_BYTES"))
 	e, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
-		HeadMaxBytes: 256 << 20, HeadMemoryBudget: 1 << 30})
+		HeadMaxBytes: 256 << 20, HeadMemoryBudget: 1 << 30, PageBytes: pageBytes, HistoryBytes: historyBytes})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -105,7 +113,7 @@ func loadPeers(b *testing.B) *peersData {
 	g := gen.New(gen.EdgeLogs, gen.Options{Seed: 14, Shape: gen.Platform, Projects: peersProjects, Rate: rate, InOrder: true})
 	rng := rand.New(rand.NewPCG(14, 14))
 	counts := map[string]int{}
-	d := &peersData{sh: sh}
+	d := &peersData{sh: sh, dir: dir}
 	var last int64
 	const chunk = 100_000
 	for done := 0; done < n; done += chunk {
@@ -214,6 +222,9 @@ func BenchmarkPeers(b *testing.B) {
 			if all1 > all0 {
 				b.ReportMetric(100*(gc1-gc0)/(all1-all0), "gc-%")
 			}
+			if tc.name == "Q1" {
+				b.ReportMetric(float64(segmentBytes(b, d.dir))/float64(benchEvents()), "disk-B/event")
+			}
 		})
 	}
 }
@@ -245,4 +256,26 @@ func gcCPU() (gc, total float64) {
 	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
 	metrics.Read(s)
 	return s[0].Value.Float64(), s[1].Value.Float64() - s[2].Value.Float64()
+}
+
+// segmentBytes is the size of the segment files under dir.
+func segmentBytes(tb testing.TB, dir string) int64 {
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !de.IsDir() && filepath.Ext(p) == ".seg" {
+			info, err := de.Info()
+			if err != nil {
+				return err
+			}
+			total += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return total
 }

@@ -6,16 +6,20 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/index"
+	"github.com/sediment/sediment/internal/recovered"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
 	"github.com/sediment/sediment/sql/scan"
@@ -600,6 +604,9 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, s
 		if err := readLogical(cr, cols, predReadType(pr), a, z, rows, &v); err != nil {
 			return nil, err
 		}
+		if pr.Op == scan.IsNotNull && !v.HasNulls() {
+			continue // every row read has a value: the selection stands
+		}
 		var local []int32
 		switch {
 		case rows != nil:
@@ -610,16 +617,17 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, s
 				local[k] = r - int32(a)
 			}
 		}
+		// The rows that passed, as block rows (res is the predicate's own
+		// slice: mapped in place).
 		res := pr.eval(&v, local)
-		out := make([]int32, len(res))
 		for k, r := range res {
 			if rows != nil {
-				out[k] = rows[r]
+				res[k] = rows[r]
 			} else {
-				out[k] = r + int32(a)
+				res[k] = r + int32(a)
 			}
 		}
-		sel = out
+		sel = res
 	}
 	if sel == nil {
 		sel = make([]int32, hi-lo)
@@ -1224,10 +1232,10 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 		}
 		byPart[pid] = append(byPart[pid], i)
 	}
+	// One task per head and per segment block: they write different rows
+	// of dst, and run on several cores (each decompresses its own pages).
+	var tasks []func() error
 	for pid, idxs := range byPart {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		p := parts[pid]
 		var cols []colRef
 		for cp, cs := range p.byPath {
@@ -1260,9 +1268,7 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			}
 			at := make([]int, len(idxs))
 			copy(at, idxs)
-			if err := emit(headReader{p.hv}, rows, at); err != nil {
-				return err
-			}
+			tasks = append(tasks, func() error { return emit(headReader{p.hv}, rows, at) })
 			continue
 		}
 		r := p.seg.r
@@ -1285,19 +1291,83 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 				at = append(at, idxs[end])
 				end++
 			}
-			if err := emitDedup(&blockReader{r: r, b: b}, rows, at, emit, dst); err != nil {
-				if errors.Is(err, segment.ErrCorrupt) {
+			tasks = append(tasks, func() error {
+				err := emitDedup(&blockReader{r: r, b: b}, rows, at, emit, dst)
+				if err != nil && errors.Is(err, segment.ErrCorrupt) {
 					// The rows were emitted already: the records cannot be
 					// left out without a wrong answer, so the query fails.
 					lu := p.seg.shard.markBlockDamaged(p.seg, b, err)
 					return &DamageError{Source: sc.name, File: filepath.Join("segments", segName(lu.seg)), Block: b, Cause: lu.cause, Fresh: true}
 				}
 				return sc.clientError(err)
-			}
+			})
 			start = end
 		}
 	}
-	return nil
+	return runTasks(ctx, tasks)
+}
+
+// runTasks runs tasks on up to GOMAXPROCS goroutines and returns the
+// first error (the other tasks not yet started are left out). A panic in a
+// task fails the call, not the process.
+func runTasks(ctx context.Context, tasks []func() error) error {
+	workers := min(len(tasks), runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for _, t := range tasks {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := t(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		next     atomic.Int64
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return firstErr != nil
+	}
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					fail(recovered.New(r))
+				}
+			}()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) || failed() {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					fail(err)
+					return
+				}
+				if err := tasks[i](); err != nil {
+					fail(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
 }
 
 // emitDedup materialises unique rows once and copies the text to

@@ -508,6 +508,7 @@ func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMod
 		}
 	}
 	hist := r.history(c, mode)
+	reserved := false
 	for pi := range c.pages {
 		p := &c.pages[pi]
 		lo, hi := max(from, p.firstRow), min(to, p.firstRow+p.rows)
@@ -518,10 +519,12 @@ func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMod
 		if err := r.decodeFrom(b, col, c, p, rowSel{lo: lo - p.firstRow, hi: hi - p.firstRow}, &out, mode, hist); err != nil {
 			return err
 		}
-		if done := hi - from; len(dst.Offs) > 0 && done < n && len(dst.Bytes) > 0 {
-			// Strings of the rows left, at the rate so far: one allocation
-			// for the rest of a read of many pages.
-			out.reserve(int(int64(len(dst.Bytes))*int64(n-done)/int64(done)) + len(dst.Bytes)/16)
+		if done := hi - from; !reserved && len(dst.Offs) > 0 && done < n && len(dst.Bytes) > 0 {
+			// Strings of the rows left, at the rate of the first page: one
+			// allocation for the rest of a read of many pages.
+			rest := int64(len(dst.Bytes)) * int64(n-done) / int64(done)
+			out.reserve(int(rest + rest/8))
+			reserved = true
 		}
 	}
 	return nil

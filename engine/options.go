@@ -90,10 +90,8 @@ type Options struct {
 	// BlockRows is the rows per segment block (default 65536); PageBytes
 	// the target page size before compression for columns of wide values
 	// (narrow ones end pages at 8192 rows; default segment.DefaultPageBytes,
-	// 64 KiB: a read of a few rows decompresses little, and the pages of a
-	// chunk are compressed against a shared sample of its values, so they
-	// compress almost as well as big ones; see docs/format/segment.md).
-	// ZstdLevel
+	// 128 KiB: a read of a few rows decompresses little, for about 6% more
+	// bytes on disk than 1 MiB pages; see docs/format/segment.md). ZstdLevel
 	// (1..4) is used when flushing heads (default 1: fast, the head must
 	// make way), CompactZstdLevel when compaction rewrites segments in the
 	// background (default 3: about a fifth smaller, where data lives).
@@ -101,10 +99,9 @@ type Options struct {
 	PageBytes        int
 	ZstdLevel        int
 	CompactZstdLevel int
-	// HistoryBytes is the size of the sample of values the pages of a
-	// column of wide text are compressed against, per block (default
-	// segment.DefaultHistoryBytes; negative: none; see
-	// segment.WriterOptions.HistoryBytes).
+	// HistoryBytes, when positive, is the size of the sample of values the
+	// pages of a column of wide text are compressed against, per block
+	// (default 0: none; see segment.WriterOptions.HistoryBytes).
 	HistoryBytes int
 
 	// DictCacheBytes bounds the decoded segment dictionaries kept between

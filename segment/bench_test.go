@@ -174,15 +174,15 @@ func BenchmarkWriteBlock(b *testing.B) {
 }
 
 // benchLayouts are the page layouts the read benchmarks compare: the
-// defaults (64 KiB pages of wide values, compressed against a history),
-// the same pages without history, and 1 MiB pages (version 1's default).
+// defaults (128 KiB pages of wide values), 64 KiB pages compressed against
+// a 32 KiB history, and 1 MiB pages (version 1's default).
 var benchLayouts = []struct {
 	name string
 	opts WriterOptions
 }{
-	{"pages=64K", WriterOptions{}},
-	{"pages=64K-nohistory", WriterOptions{HistoryBytes: -1}},
-	{"pages=1M-nohistory", WriterOptions{PageBytes: 1 << 20, HistoryBytes: -1}},
+	{"pages=128K", WriterOptions{}},
+	{"pages=64K-history", WriterOptions{PageBytes: 64 << 10, HistoryBytes: 32 << 10}},
+	{"pages=1M", WriterOptions{PageBytes: 1 << 20}},
 }
 
 // BenchmarkReadColumn decodes a whole block of each column, the caches

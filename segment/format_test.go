@@ -309,7 +309,7 @@ func TestSparseReadsStaySparse(t *testing.T) {
 	cols := []testColumn{ts, msg, path}
 	fs := vfs.NewMemFS()
 	fs.MkdirAll("/d")
-	writeSegment(t, fs, "/d/s.seg", cols, n, nil)
+	writeSegment(t, fs, "/d/s.seg", cols, n, &WriterOptions{PageBytes: 64 << 10, HistoryBytes: 32 << 10})
 	f, err := fs.Open("/d/s.seg")
 	if err != nil {
 		t.Fatal(err)

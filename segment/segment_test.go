@@ -422,7 +422,7 @@ func TestCorruption(t *testing.T) {
 	fs := vfs.NewMemFS()
 	fs.MkdirAll("/d")
 	cols := makeColumns(3000, 5)
-	writeSegment(t, fs, "/d/good.seg", cols, 1000, &WriterOptions{PageBytes: 4096})
+	writeSegment(t, fs, "/d/good.seg", cols, 1000, &WriterOptions{PageBytes: 4096, HistoryBytes: 2048})
 	good, err := vfs.ReadFile(fs, "/d/good.seg")
 	if err != nil {
 		t.Fatal(err)

@@ -24,9 +24,9 @@ type WriterOptions struct {
 	// compression: a page ends at the row where its values reach it, or
 	// at PageRows rows. Wide text columns (messages, URLs) end their pages
 	// by size, narrow ones (timestamps, numbers, dictionary codes) by row
-	// count, so every column's page covers about what a sparse read of a
-	// few rows can afford to decompress. Smaller pages let such reads
-	// decompress less; larger pages compress better. Default
+	// count, so that a read of a few rows decompresses a page of at most
+	// about PageBytes per column. Smaller pages let such reads decompress
+	// less; larger pages compress better (see HistoryBytes). Default
 	// DefaultPageBytes.
 	PageBytes int
 	// ZstdLevel is the klauspost/compress zstd level: 1 fastest, 2 default,
@@ -41,11 +41,14 @@ type WriterOptions struct {
 	// version 2): a read of one entry decompresses one page. Default
 	// DefaultDictPageBytes.
 	DictPageBytes int
-	// HistoryBytes is the size of the sample of values a chunk of plain
-	// bytes cut into several pages gets as its history (format version
-	// 2): its pages are compressed against it, so that small pages
-	// compress about as well as big ones. Default DefaultHistoryBytes; a
-	// negative value writes no histories.
+	// HistoryBytes, when positive, gives each chunk of plain bytes cut
+	// into several pages a history (format version 2): a sample of its
+	// values of about that size, which its pages are compressed against,
+	// so that small pages compress about as well as big ones (64 KiB pages
+	// with 32 KiB histories take the bytes of 256 KiB pages). The price:
+	// such pages decompress about half as fast (klauspost/compress decodes
+	// frames with a dictionary without its assembly loop). 0 (the default)
+	// writes none.
 	HistoryBytes int
 	// FormatVersion is the format version to write, FormatMinSupported to
 	// FormatLatest (default FormatLatest). Writing an older version serves
@@ -55,15 +58,14 @@ type WriterOptions struct {
 
 // Defaults of WriterOptions.
 const (
-	DefaultPageBytes     = 64 << 10
+	DefaultPageBytes     = 128 << 10
 	DefaultPageRows      = 8192
 	DefaultDictPageBytes = 16 << 10
-	DefaultHistoryBytes  = 32 << 10
 )
 
 func (o *WriterOptions) withDefaults() WriterOptions {
 	out := WriterOptions{PageBytes: DefaultPageBytes, ZstdLevel: 1, PageRows: DefaultPageRows,
-		DictPageBytes: DefaultDictPageBytes, HistoryBytes: DefaultHistoryBytes, FormatVersion: FormatLatest}
+		DictPageBytes: DefaultDictPageBytes, FormatVersion: FormatLatest}
 	if o != nil {
 		if o.PageBytes > 0 {
 			out.PageBytes = o.PageBytes
@@ -77,11 +79,8 @@ func (o *WriterOptions) withDefaults() WriterOptions {
 		if o.DictPageBytes > 0 {
 			out.DictPageBytes = o.DictPageBytes
 		}
-		switch {
-		case o.HistoryBytes > 0:
+		if o.HistoryBytes > 0 {
 			out.HistoryBytes = min(o.HistoryBytes, maxHistoryBytes)
-		case o.HistoryBytes < 0:
-			out.HistoryBytes = 0
 		}
 		if o.FormatVersion >= FormatMinSupported && o.FormatVersion <= FormatLatest {
 			out.FormatVersion = o.FormatVersion

@@ -99,7 +99,7 @@ func loadPeers(b *testing.B) *peersData {
 		b.Fatal(err)
 	}
 	pageBytes, _ := strconv.Atoi(os.Getenv("SEDIMENT_BENCH_PAGE_BYTES"))
-	historyBytes, _ := strconv.Atoi(os.Getenv("SEDIMENT_BENCH_HISTORY_BYTES"))
+	historyBytes, _ := strconv.Atoi(os.Getenv("SEDIMENT_BENCH_HISTORY_BYTES")) // 0: none
 	e, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
 		HeadMaxBytes: 256 << 20, HeadMemoryBudget: 1 << 30, PageBytes: pageBytes, HistoryBytes: historyBytes})
 	if err != nil {

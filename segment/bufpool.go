@@ -3,6 +3,7 @@ package segment
 import (
 	"math/bits"
 	"sync"
+	"unsafe"
 )
 
 // Buffers for the bytes of units: what is read from the file, and the
@@ -17,7 +18,9 @@ const (
 	maxPoolShift = 23 // 8 MiB: larger ones too (rare: pages are cut far below)
 )
 
-var bufPools [maxPoolShift - minPoolShift + 1]sync.Pool // of *[]byte
+// bufPools hold the first byte of each free buffer (a pointer: putting it
+// in a pool allocates nothing); the class gives its capacity.
+var bufPools [maxPoolShift - minPoolShift + 1]sync.Pool // of *byte
 
 // poolClass returns the pool of buffers of at least n bytes, or -1.
 func poolClass(n int) int {
@@ -37,8 +40,8 @@ func getBuf(n int) []byte {
 	if c < 0 {
 		return make([]byte, n)
 	}
-	if p, ok := bufPools[c].Get().(*[]byte); ok {
-		return (*p)[:n]
+	if p, ok := bufPools[c].Get().(*byte); ok {
+		return unsafe.Slice(p, 1<<(c+minPoolShift))[:n]
 	}
 	return make([]byte, n, 1<<(c+minPoolShift))
 }
@@ -49,6 +52,5 @@ func putBuf(b []byte) {
 	if c < 0 || cap(b) != 1<<(c+minPoolShift) {
 		return // not one of ours
 	}
-	b = b[:0]
-	bufPools[c].Put(&b)
+	bufPools[c].Put(unsafe.SliceData(b))
 }

@@ -322,7 +322,7 @@ func (r *Reader) readUnitBuf(off, ln int64, section string, maxSize int, pool bo
 	switch codec {
 	case codecRaw:
 		if pool {
-			return buf[:n:n], true, nil
+			return buf[:n], true, nil // cap kept: putBuf knows it by its class
 		}
 		out := make([]byte, n)
 		copy(out, buf)

@@ -174,15 +174,16 @@ func BenchmarkWriteBlock(b *testing.B) {
 }
 
 // benchLayouts are the page layouts the read benchmarks compare: the
-// defaults (128 KiB pages of wide values), 64 KiB pages compressed against
-// a 32 KiB history, and 1 MiB pages (version 1's default).
+// writer's defaults (128 KiB pages of wide values), 64 KiB pages
+// compressed against a 32 KiB history, and 1 MiB pages (version 1's
+// default).
 var benchLayouts = []struct {
 	name string
 	opts WriterOptions
 }{
-	{"pages=128K", WriterOptions{}},
-	{"pages=64K-history", WriterOptions{PageBytes: 64 << 10, HistoryBytes: 32 << 10}},
-	{"pages=1M", WriterOptions{PageBytes: 1 << 20}},
+	{"layout=default", WriterOptions{}},
+	{"layout=64K-history", WriterOptions{PageBytes: 64 << 10, HistoryBytes: 32 << 10}},
+	{"layout=1M", WriterOptions{PageBytes: 1 << 20}},
 }
 
 // BenchmarkReadColumn decodes a whole block of each column, the caches

@@ -439,23 +439,38 @@ type colReader interface {
 
 // blockReader reads the columns of one block of a segment. once reads
 // without adding pages to the page cache (a scan of much data, whose pages
-// would push out those interactive queries read again).
+// would push out those interactive queries read again); reuse reads into
+// vectors that are the reader's own scratch (a predicate's column, never
+// handed on), reusing the buffer their strings are copied into.
 type blockReader struct {
-	r    *segment.Reader
-	b    int
-	once bool
+	r     *segment.Reader
+	b     int
+	once  bool
+	reuse bool
 }
 
 func (br *blockReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
-	switch {
-	case rows != nil && br.once:
-		return br.r.ReadRowsOnce(br.b, c.idx, rows, dst)
-	case rows != nil:
-		return br.r.ReadRows(br.b, c.idx, rows, dst)
-	case br.once:
-		return br.r.ReadColumnOnce(br.b, c.idx, a, z, dst)
+	return br.r.Read(br.b, c.idx, a, z, rows, dst, segment.ReadOptions{Once: br.once, Reuse: br.reuse})
+}
+
+// scratchReader returns cr reading into scratch vectors (see blockReader).
+func scratchReader(cr colReader) colReader {
+	if br, ok := cr.(*blockReader); ok && !br.reuse {
+		c := *br
+		c.reuse = true
+		return &c
 	}
-	return br.r.ReadColumn(br.b, c.idx, a, z, dst)
+	return cr
+}
+
+// handedOnReader returns cr reading into vectors that may be kept.
+func handedOnReader(cr colReader) colReader {
+	if br, ok := cr.(*blockReader); ok && br.reuse {
+		c := *br
+		c.reuse = false
+		return &c
+	}
+	return cr
 }
 
 type headReader struct{ hv *headView }
@@ -475,6 +490,9 @@ func readLogical(cr colReader, cols []colRef, t vec.Type, a, z int, rows []int32
 	if len(cols) == 1 && (segment.VecType(cols[0].typ) == t || t == vec.RowRef || t == vec.List) {
 		return cr.read(cols[0], a, z, rows, dst)
 	}
+	// The values converted below keep pointing into what each column
+	// read: those reads must not reuse a buffer.
+	cr = handedOnReader(cr)
 	out := &vec.Vector{Type: t, Len: n, Nulls: vec.NewBitset(n)}
 	for i := 0; i < n; i++ {
 		out.Nulls.Set(i)
@@ -578,7 +596,11 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, s
 			}
 		}
 	}
-	var v vec.Vector
+	// The predicates' columns are read into one scratch vector, only to
+	// decide rows.
+	v := getScratch()
+	defer putScratch(v)
+	pcr := scratchReader(cr)
 	for i, pr := range sc.preds {
 		if done != nil && done[i] {
 			continue
@@ -601,7 +623,7 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, s
 		if sel != nil && len(sel)*8 < z-a {
 			rows = sel
 		}
-		if err := readLogical(cr, cols, predReadType(pr), a, z, rows, &v); err != nil {
+		if err := readLogical(pcr, cols, predReadType(pr), a, z, rows, v); err != nil {
 			return nil, err
 		}
 		if pr.Op == scan.IsNotNull && !v.HasNulls() {
@@ -619,7 +641,7 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, s
 		}
 		// The rows that passed, as block rows (res is the predicate's own
 		// slice: mapped in place).
-		res := pr.eval(&v, local)
+		res := pr.eval(v, local)
 		for k, r := range res {
 			if rows != nil {
 				res[k] = rows[r]

@@ -2,34 +2,48 @@ package segment
 
 import (
 	"math/bits"
+	"runtime"
 	"sync"
-	"unsafe"
 )
 
 // Buffers for the bytes of units: what is read from the file, and the
 // decompressed pages a read does not keep in the cache. They come from
-// pools of a few size classes and go back once decoded, so that a scan
-// allocates (and the collector clears and tracks) no page-sized buffer per
-// page. A buffer goes back only when nothing refers to it any more: page
-// decoders copy the values they return, and pages kept by the cache or
-// dictionaries (whose entries are aliased) never go back.
+// free lists of a few size classes and go back once decoded, so that a
+// scan allocates (and the collector clears and tracks) no page-sized
+// buffer per page. Unlike a sync.Pool, a free list survives garbage
+// collections, which come often near the memory limit. A buffer goes back
+// only when nothing refers to it any more: page decoders copy the values
+// they return, and pages kept by the cache or dictionaries (whose entries
+// are aliased) never go back.
 const (
 	minPoolShift = 12 // 4 KiB: smaller buffers come from the allocator
 	maxPoolShift = 23 // 8 MiB: larger ones too (rare: pages are cut far below)
+	// freeListBytes bounds the bytes one size class keeps free.
+	freeListBytes = 4 << 20
 )
 
-// bufPools hold the first byte of each free buffer (a pointer: putting it
-// in a pool allocates nothing); the class gives its capacity.
-var bufPools [maxPoolShift - minPoolShift + 1]sync.Pool // of *byte
+type freeList struct {
+	mu   sync.Mutex
+	bufs [][]byte
+	max  int // buffers kept at most
+}
 
-// poolClass returns the pool of buffers of at least n bytes, or -1.
+var freeLists = func() (l [maxPoolShift - minPoolShift + 1]freeList) {
+	for c := range l {
+		// At least a few per reading goroutine, at most freeListBytes.
+		l[c].max = max(2, min(2*runtime.GOMAXPROCS(0)+2, freeListBytes>>(c+minPoolShift)))
+	}
+	return l
+}()
+
+// poolClass returns the size class of buffers of at least n bytes, or -1.
 func poolClass(n int) int {
 	if n > 1<<maxPoolShift {
 		return -1
 	}
-	shift := max(bits.Len(uint(n-1)), minPoolShift)
-	if n <= 1 {
-		shift = minPoolShift
+	shift := minPoolShift
+	if n > 1 {
+		shift = max(bits.Len(uint(n-1)), minPoolShift)
 	}
 	return shift - minPoolShift
 }
@@ -40,9 +54,16 @@ func getBuf(n int) []byte {
 	if c < 0 {
 		return make([]byte, n)
 	}
-	if p, ok := bufPools[c].Get().(*byte); ok {
-		return unsafe.Slice(p, 1<<(c+minPoolShift))[:n]
+	l := &freeLists[c]
+	l.mu.Lock()
+	if k := len(l.bufs); k > 0 {
+		b := l.bufs[k-1]
+		l.bufs[k-1] = nil
+		l.bufs = l.bufs[:k-1]
+		l.mu.Unlock()
+		return b[:n]
 	}
+	l.mu.Unlock()
 	return make([]byte, n, 1<<(c+minPoolShift))
 }
 
@@ -52,5 +73,10 @@ func putBuf(b []byte) {
 	if c < 0 || cap(b) != 1<<(c+minPoolShift) {
 		return // not one of ours
 	}
-	bufPools[c].Put(unsafe.SliceData(b))
+	l := &freeLists[c]
+	l.mu.Lock()
+	if len(l.bufs) < l.max {
+		l.bufs = append(l.bufs, b[:0])
+	}
+	l.mu.Unlock()
 }

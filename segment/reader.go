@@ -483,14 +483,46 @@ func (r *Reader) ReadColumnOnce(b, col, from, to int, dst *vec.Vector) error {
 	return r.readColumn(b, col, from, to, dst, cacheNoFill)
 }
 
+// ReadOptions say how a read uses the page cache and its destination.
+type ReadOptions struct {
+	// Once reads without adding the pages read to the page cache (a
+	// single pass over much data).
+	Once bool
+	// Reuse says dst is the caller's own scratch vector, never handed on
+	// (a predicate's column): the buffer its strings are copied into is
+	// kept and reused, so that strings read into it before are
+	// overwritten.
+	Reuse bool
+}
+
+func (o ReadOptions) mode() cacheMode {
+	if o.Once {
+		return cacheNoFill
+	}
+	return cacheFill
+}
+
+// Read is ReadColumn of rows [from, to) when rows is nil, else ReadRows of
+// rows, with opts.
+func (r *Reader) Read(b, col, from, to int, rows []int32, dst *vec.Vector, opts ReadOptions) error {
+	if rows != nil {
+		return r.readRowsInto(b, col, rows, dst, opts.mode(), opts.Reuse)
+	}
+	return r.readColumnInto(b, col, from, to, dst, opts.mode(), opts.Reuse)
+}
+
 func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMode) error {
+	return r.readColumnInto(b, col, from, to, dst, mode, false)
+}
+
+func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, mode cacheMode, reuse bool) error {
 	bm := &r.ft.blocks[b]
 	if from < 0 || to > bm.rows || from > to {
 		return fmt.Errorf("segment: rows [%d,%d) outside block of %d", from, to, bm.rows)
 	}
 	t := r.ft.cols[col].Type
 	n := to - from
-	prepare(dst, VecType(t), n)
+	prepare(dst, VecType(t), n, reuse)
 	c := r.chunk(b, col)
 	if c == nil {
 		setAllNull(dst, n)
@@ -579,9 +611,13 @@ func (r *Reader) decodeFrom(b, col int, c *chunkMeta, p *pageMeta, sel rowSel, o
 }
 
 // prepare resets v to n rows of vector type t. Strings start in
-// Bytes+Offs form.
-func prepare(v *vec.Vector, t vec.Type, n int) {
+// Bytes+Offs form, with an empty Bytes (reuse: the old one's capacity).
+func prepare(v *vec.Vector, t vec.Type, n int, reuse bool) {
+	keep := v.Bytes[:0]
 	v.Reset(t)
+	if reuse {
+		v.Bytes = keep
+	}
 	v.Len = n
 	switch t {
 	case vec.Bool:
@@ -737,6 +773,10 @@ func (r *Reader) ReadRowsOnce(b, col int, rows []int32, dst *vec.Vector) error {
 }
 
 func (r *Reader) readRows(b, col int, rows []int32, dst *vec.Vector, mode cacheMode) error {
+	return r.readRowsInto(b, col, rows, dst, mode, false)
+}
+
+func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode cacheMode, reuse bool) error {
 	bm := &r.ft.blocks[b]
 	t := r.ft.cols[col].Type
 	n := len(rows)
@@ -745,7 +785,7 @@ func (r *Reader) readRows(b, col int, rows []int32, dst *vec.Vector, mode cacheM
 			return fmt.Errorf("segment: rows to read must ascend within the block of %d rows", bm.rows)
 		}
 	}
-	prepare(dst, VecType(t), n)
+	prepare(dst, VecType(t), n, reuse)
 	c := r.chunk(b, col)
 	if c == nil {
 		setAllNull(dst, n)

@@ -136,9 +136,10 @@ func setCaches(n int64) func() {
 	}
 }
 
-// TestLongScansLeaveThePageCache: a scan without a limit over many blocks
-// reads its pages without keeping them in the page cache; a newest-first
-// query with a limit keeps what it reads.
+// TestLongScansLeaveThePageCache: a scan without a limit over more pages
+// than a quarter of the page cache holds reads them without keeping them;
+// a newest-first query with a limit keeps what it reads, and so does a
+// scan of little data.
 func TestLongScansLeaveThePageCache(t *testing.T) {
 	fs := vfs.NewMemFS()
 	opts := testOptions(fs)
@@ -159,7 +160,7 @@ func TestLongScansLeaveThePageCache(t *testing.T) {
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	defer setCaches(64 << 20)()
+	defer setCaches(256 << 10)()
 	segment.DropCaches()
 	read := func(req *scan.Request) int {
 		sn := s.Snapshot()
@@ -188,6 +189,14 @@ func TestLongScansLeaveThePageCache(t *testing.T) {
 	}
 	if segment.PageCacheBytes() == 0 {
 		t.Fatal("a newest-first query kept nothing in the page cache")
+	}
+	segment.SetPageCacheBytes(64 << 20)
+	segment.DropCaches()
+	if got := read(&scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Columns: cols}); got != len(evs) {
+		t.Fatalf("scan read %d rows", got)
+	}
+	if segment.PageCacheBytes() == 0 {
+		t.Fatal("a scan of data that fits the page cache kept nothing")
 	}
 }
 

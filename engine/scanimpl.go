@@ -40,10 +40,14 @@ type shardScan struct {
 	once bool
 }
 
-// onceMinBlocks is how many blocks a scan without a limit reads before its
-// pages stop going to the page cache: about what the default cache holds
-// of a few columns.
-const onceMinBlocks = 8
+// A scan without a limit whose pages would take more than a
+// onceCacheShare of the page cache reads them without keeping them; the
+// pages of its columns are estimated at onceExpansion times their
+// compressed size.
+const (
+	onceCacheShare = 4
+	onceExpansion  = 4
+)
 
 func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string) (*shardScan, error) {
 	if sn.cutoff > req.TimeMin {
@@ -95,7 +99,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 			}
 		}
 	}
-	sc.once = req.Limit <= 0 && segUnits(sc.units) > onceMinBlocks
+	sc.once = req.Limit <= 0 && sc.pageBytes() > segment.PageCacheBudget()/onceCacheShare
 	switch req.Order {
 	case scan.Descending:
 		sort.SliceStable(sc.units, func(i, j int) bool {
@@ -113,15 +117,35 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 	return sc, nil
 }
 
-// segUnits counts the units that read segment blocks.
-func segUnits(units []scan.Unit) int {
-	n := 0
-	for _, u := range units {
-		if _, ok := u.(*segUnit); ok {
-			n++
+// pageBytes estimates the bytes of the pages the scan's segment blocks
+// would read: those of its predicates' and value columns (records read
+// their presence column only, until a few are materialised).
+func (sc *shardScan) pageBytes() int64 {
+	var paths []string
+	for _, pr := range sc.preds {
+		paths = append(paths, pr.Path)
+	}
+	for _, c := range sc.req.Columns {
+		if c.Kind == scan.Value || c.Kind == scan.ArrayOf {
+			paths = append(paths, c.Path)
 		}
 	}
-	return n
+	var total int64
+	for _, u := range sc.units {
+		su, ok := u.(*segUnit)
+		if !ok {
+			continue
+		}
+		r := su.p.seg.r
+		for _, path := range paths {
+			for _, c := range su.p.byPath[path] {
+				if ci, ok := r.Chunk(su.b, c.idx); ok {
+					total += ci.StoredBytes
+				}
+			}
+		}
+	}
+	return total * onceExpansion
 }
 
 // withoutImpliedNotNull drops `record IS NOT NULL` where another filter on

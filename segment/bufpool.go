@@ -28,13 +28,14 @@ type freeList struct {
 	max  int // buffers kept at most
 }
 
-var freeLists = func() (l [maxPoolShift - minPoolShift + 1]freeList) {
-	for c := range l {
+var freeLists [maxPoolShift - minPoolShift + 1]freeList
+
+func init() {
+	for c := range freeLists {
 		// At least a few per reading goroutine, at most freeListBytes.
-		l[c].max = max(2, min(2*runtime.GOMAXPROCS(0)+2, freeListBytes>>(c+minPoolShift)))
+		freeLists[c].max = max(2, min(2*runtime.GOMAXPROCS(0)+2, freeListBytes>>(c+minPoolShift)))
 	}
-	return l
-}()
+}
 
 // poolClass returns the size class of buffers of at least n bytes, or -1.
 func poolClass(n int) int {

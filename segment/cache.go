@@ -46,6 +46,9 @@ func SetDictCacheBytes(n int64) int64 { return dicts.setMax(n) }
 // returns the previous one.
 func SetPageCacheBytes(n int64) int64 { return pages.setMax(n) }
 
+// PageCacheBudget returns the budget of the page cache.
+func PageCacheBudget() int64 { return pages.budget() }
+
 // DictCacheBytes returns the bytes the dictionary cache holds.
 func DictCacheBytes() int64 { return dicts.bytes() }
 
@@ -118,6 +121,12 @@ func (c *lru[K, V]) setMax(n int64) int64 {
 	c.max = max(n, 0)
 	c.evictLocked()
 	return old
+}
+
+func (c *lru[K, V]) budget() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.max
 }
 
 func (c *lru[K, V]) bytes() int64 {

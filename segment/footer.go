@@ -39,6 +39,7 @@ type chunkMeta struct {
 	histOff, histLen int64
 	pages            []pageMeta
 	ranges           []PageRange // pages as Chunk returns them, built on load
+	stored           int64       // bytes of the chunk\'s units, built on load
 }
 
 type blockMeta struct {
@@ -424,8 +425,13 @@ func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int6
 	if d.err == nil && withStats && present != c.present {
 		return fmt.Errorf("pages hold %d values, chunk %d", present, c.present)
 	}
+	c.stored = c.histLen
+	for _, d := range c.dict {
+		c.stored += d.len
+	}
 	c.ranges = make([]PageRange, len(c.pages))
 	for i, p := range c.pages {
+		c.stored += p.len
 		c.ranges[i] = PageRange{FirstRow: p.firstRow, Rows: p.rows, Present: p.present,
 			HasRange: p.hasRange, MinInt: p.minI, MaxInt: p.maxI, MinFloat: p.minF, MaxFloat: p.maxF}
 	}

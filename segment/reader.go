@@ -108,6 +108,9 @@ type ChunkInfo struct {
 	// Pages lists the chunk's data pages (shared: callers must not modify
 	// it).
 	Pages []PageRange
+	// StoredBytes is what the chunk's units take in the file (pages,
+	// dictionary, history).
+	StoredBytes int64
 }
 
 // PageRange describes one data page of a chunk: its row range, relative
@@ -253,6 +256,7 @@ func (r *Reader) Chunk(b, col int) (ChunkInfo, bool) {
 		DictEntries: c.dictEntries,
 	}
 	ci.Pages = c.ranges
+	ci.StoredBytes = c.stored
 	return ci, true
 }
 

@@ -153,6 +153,7 @@ func BenchmarkWriteBlock(b *testing.B) {
 	}
 	b.SetBytes(raw)
 	b.ReportAllocs()
+	b.ResetTimer()
 	var size int64
 	for i := 0; i < b.N; i++ {
 		fs := vfs.NewMemFS()

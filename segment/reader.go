@@ -761,7 +761,7 @@ func (r *Reader) ReadUnit(off, length int64) ([]byte, error) {
 	return r.readUnit(off, length, "unit", maxUnitSize)
 }
 
-// ReadRows decodes the given rows (block-relative, ascending) of column
+// ReadRows decodes the given rows (block-relative, strictly ascending) of column
 // col in block b into dst, compacted: dst row i is rows[i]. Only the pages
 // holding those rows are read, and of a dictionary-encoded chunk not in
 // the dictionary cache, when the rows are few, only the dictionary pages

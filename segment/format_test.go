@@ -347,3 +347,30 @@ func TestSparseReadsStaySparse(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRowsAnyOrder: rows asked out of order, with repeats, come back
+// in the order asked.
+func TestReadRowsAnyOrder(t *testing.T) {
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	cols := makeColumns(2000, 13)
+	writeSegment(t, fs, "/d/s.seg", cols, 2000, &WriterOptions{PageBytes: 1024})
+	r := openSegment(t, fs, "/d/s.seg")
+	defer r.Close()
+	rows := []int32{1999, 5, 700, 5, 0, 1500, 1499, 1999}
+	var v vec.Vector
+	for ci, c := range cols {
+		col := r.Column(c.desc.Path, c.desc.Type)
+		if err := r.ReadRows(0, col, rows, &v); err != nil {
+			t.Fatal(err)
+		}
+		for k, row := range rows {
+			if got, want := valueAt(&v, k, c.desc.Type), cols[ci].vals[row]; !equalVals(got, want) {
+				t.Fatalf("%s row %d (asked %d-th): %.40v, want %.40v", c.desc.Path, row, k, got, want)
+			}
+		}
+	}
+	if err := r.ReadRows(0, 0, []int32{2000}, &v); err == nil {
+		t.Fatal("a row past the block must be refused")
+	}
+}

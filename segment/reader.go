@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -761,8 +762,9 @@ func (r *Reader) ReadUnit(off, length int64) ([]byte, error) {
 	return r.readUnit(off, length, "unit", maxUnitSize)
 }
 
-// ReadRows decodes the given rows (block-relative, strictly ascending) of column
-// col in block b into dst, compacted: dst row i is rows[i]. Only the pages
+// ReadRows decodes the given rows (block-relative, in any order, repeats
+// allowed; ascending is cheapest) of column col in block b into dst,
+// compacted: dst row i is rows[i]. Only the pages
 // holding those rows are read, and of a dictionary-encoded chunk not in
 // the dictionary cache, when the rows are few, only the dictionary pages
 // holding their entries: such strings come back as Bytes+Offs instead of
@@ -785,8 +787,11 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode ca
 	t := r.ft.cols[col].Type
 	n := len(rows)
 	for i, x := range rows {
-		if x < 0 || int(x) >= bm.rows || i > 0 && x <= rows[i-1] {
-			return fmt.Errorf("segment: rows to read must ascend within the block of %d rows", bm.rows)
+		if x < 0 || int(x) >= bm.rows {
+			return fmt.Errorf("segment: row %d outside the block of %d rows", x, bm.rows)
+		}
+		if i > 0 && x <= rows[i-1] {
+			return r.readRowsAnyOrder(b, col, rows, dst, mode)
 		}
 	}
 	prepare(dst, VecType(t), n, reuse)
@@ -837,6 +842,46 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode ca
 			return err
 		}
 		i = j
+	}
+	return nil
+}
+
+// readRowsAnyOrder reads rows that are not strictly ascending: the
+// distinct rows in ascending order, then each requested row from them.
+func (r *Reader) readRowsAnyOrder(b, col int, rows []int32, dst *vec.Vector, mode cacheMode) error {
+	uniq := slices.Clone(rows)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	var tmp vec.Vector
+	if err := r.readRowsInto(b, col, uniq, &tmp, mode, false); err != nil {
+		return err
+	}
+	n := len(rows)
+	prepare(dst, tmp.Type, n, false)
+	if tmp.Dict != nil {
+		toCodes(dst, tmp.Dict, n)
+	}
+	for i, x := range rows {
+		k, _ := slices.BinarySearch(uniq, x)
+		if tmp.IsNull(k) {
+			if dst.Nulls == nil {
+				dst.Nulls = vec.NewBitset(n)
+			}
+			dst.Nulls.Set(i)
+		}
+		switch {
+		case tmp.Dict != nil:
+			dst.Codes[i] = tmp.Codes[k]
+		case tmp.Type == vec.String:
+			dst.Bytes = append(dst.Bytes, tmp.BytesAt(k)...)
+			dst.Offs[i+1] = uint32(len(dst.Bytes))
+		case tmp.Type == vec.Bool:
+			dst.Bools[i] = tmp.Bools[k]
+		case tmp.Type == vec.Float64:
+			dst.Floats[i] = tmp.Floats[k]
+		default:
+			dst.Ints[i] = tmp.Ints[k]
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -210,7 +211,11 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo, skip *roari
 		return &segment.CorruptError{Path: filepath.Join("segments", segName(sg.id)), Offset: -1, Section: "index", Err: fmt.Errorf("index field %s(%s) has no column: %w", f.Path, f.Kind, errIndexDisagrees)}
 	}
 	want := map[any]*roaring.Bitmap{}
-	long := roaring.New()
+	// Tokens longer than index.MaxTokenLen: each row holding one is in the
+	// postings of its term or, past the index's cap on such terms, in the
+	// long rows; so are the rows of long tokens of hex digits only.
+	wantLong := map[string]*roaring.Bitmap{}
+	long, anyLong := roaring.New(), roaring.New()
 	add := func(term any, row uint32) {
 		bm := want[term]
 		if bm == nil {
@@ -243,8 +248,17 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo, skip *roari
 			case index.KindToken:
 				index.Tokenize(v.StringAt(i), func(tok string) {
 					switch {
-					case len(tok) > index.MaxTokenLen:
+					case len(tok) > index.MaxTokenLen && index.IsOpaqueToken(tok):
 						long.Add(row)
+						anyLong.Add(row)
+					case len(tok) > index.MaxTokenLen:
+						bm := wantLong[tok]
+						if bm == nil {
+							bm = roaring.New()
+							wantLong[strings.Clone(tok)] = bm
+						}
+						bm.Add(row)
+						anyLong.Add(row)
 					case !index.IsOpaqueToken(tok):
 						add(tok, row)
 					}
@@ -258,7 +272,27 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo, skip *roari
 		return &segment.CorruptError{Path: file, Offset: -1, Section: "index",
 			Err: fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), errIndexDisagrees)}
 	}
+	covered := map[string]*roaring.Bitmap{} // rows of long tokens their terms hold
 	err := ix.ForEachTerm(f.Path, f.Kind, func(term any, rows *roaring.Bitmap) error {
+		if s, ok := term.(string); ok && f.Kind == index.KindToken && len(s) > index.MaxTokenLen {
+			w := wantLong[s]
+			if w == nil {
+				if skip.IsEmpty() {
+					return disagree("field %s: a long term the column lacks is indexed", f.Path)
+				}
+				return nil
+			}
+			if rows == nil { // frequent: holds every row of the token
+				covered[s] = w
+				return nil
+			}
+			rows = roaring.AndNot(rows, skip)
+			if !roaring.AndNot(rows, w).IsEmpty() {
+				return disagree("field %s: postings of a long term list rows without it", f.Path)
+			}
+			covered[s] = rows
+			return nil
+		}
 		w := want[term]
 		if rows == nil { // a frequent token: no postings kept
 			switch {
@@ -296,11 +330,23 @@ func checkIndexField(sg *segRef, ix *index.Index, f index.FieldInfo, skip *roari
 			lr = roaring.New()
 		}
 		lr = roaring.AndNot(lr, skip)
-		if !lr.Equals(long) {
+		// Every row of a long token its term does not hold is a long row,
+		// and long rows hold a long token.
+		for tok, w := range wantLong {
+			long.Or(roaring.AndNot(w, coveredOrEmpty(covered[tok])))
+		}
+		if !roaring.AndNot(long, lr).IsEmpty() || !roaring.AndNot(lr, anyLong).IsEmpty() {
 			return disagree("field %s: long-token rows disagree", f.Path)
 		}
 	}
 	return nil
+}
+
+func coveredOrEmpty(bm *roaring.Bitmap) *roaring.Bitmap {
+	if bm == nil {
+		return roaring.New()
+	}
+	return bm
 }
 
 // Check verifies every shard (see Shard.Check).

@@ -3,6 +3,7 @@ package engine
 import (
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/sql/scan"
@@ -208,13 +209,36 @@ func (p *pred) eval(v *vec.Vector, sel []int32) []int32 {
 	switch v.Type {
 	case vec.String, vec.JSON:
 		if v.Dict != nil {
-			// Decide each dictionary entry once.
-			ok := make([]bool, len(v.Dict))
-			for c, s := range v.Dict {
-				ok[c] = p.matchString(s)
-			}
-			codes := v.Codes
-			each(func(i int) bool { return !isNull(i) && ok[codes[i]] })
+			// Decide each dictionary entry the rows use, once.
+			decided := make([]uint8, len(v.Dict)) // 0 not yet, 1 no, 2 yes
+			dict, codes := v.Dict, v.Codes
+			each(func(i int) bool {
+				if isNull(i) {
+					return false
+				}
+				c := codes[i]
+				if decided[c] == 0 {
+					decided[c] = 1
+					if p.matchString(dict[c]) {
+						decided[c] = 2
+					}
+				}
+				return decided[c] == 2
+			})
+			return out
+		}
+		if v.IsBytes() {
+			data, offs := v.Bytes, v.Offs
+			each(func(i int) bool {
+				if isNull(i) {
+					return false
+				}
+				a, z := offs[i], offs[i+1]
+				if a == z {
+					return p.matchString("")
+				}
+				return p.matchString(unsafe.String(&data[a], int(z-a)))
+			})
 			return out
 		}
 		strs := v.Strs

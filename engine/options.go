@@ -99,8 +99,10 @@ type Options struct {
 	MaxConcurrentFlushes int
 
 	// BlockRows is the rows per segment block (default 65536); PageBytes
-	// the target page size before compression (default 1 MiB, chosen with
-	// `sediment bench sweep`: see the README). ZstdLevel
+	// the target page size before compression for columns of wide values
+	// (narrow ones end pages at 8192 rows; default segment.DefaultPageBytes,
+	// 128 KiB: a read of a few rows decompresses little, for about 6% more
+	// bytes on disk than 1 MiB pages; see docs/format/segment.md). ZstdLevel
 	// (1..4) is used when flushing heads (default 1: fast, the head must
 	// make way), CompactZstdLevel when compaction rewrites segments in the
 	// background (default 3: about a fifth smaller, where data lives).
@@ -108,6 +110,10 @@ type Options struct {
 	PageBytes        int
 	ZstdLevel        int
 	CompactZstdLevel int
+	// HistoryBytes, when positive, is the size of the sample of values the
+	// pages of a column of wide text are compressed against, per block
+	// (default 0: none; see segment.WriterOptions.HistoryBytes).
+	HistoryBytes int
 
 	// DictCacheBytes bounds the decoded segment dictionaries kept between
 	// reads, PageCacheBytes the decompressed data pages (default 32 MiB
@@ -243,7 +249,7 @@ func (o *Options) withDefaults() (*Options, error) {
 		out.HeadMemoryBudget = 64 << 20
 	}
 	def(&out.BlockRows, 65536)
-	def(&out.PageBytes, 1<<20)
+	def(&out.PageBytes, segment.DefaultPageBytes)
 	for _, c := range []struct {
 		p   *int64
 		def int64

@@ -6,16 +6,20 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/index"
+	"github.com/sediment/sediment/internal/recovered"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
 	"github.com/sediment/sediment/sql/scan"
@@ -30,7 +34,20 @@ type shardScan struct {
 	name  string // the source's name in the query: warnings and errors say it
 	preds []*pred
 	units []scan.Unit
+	// once: the scan reads many blocks in one pass (no limit to stop it
+	// early), so its pages do not go to the page cache, where they would
+	// push out the pages interactive queries read again and again.
+	once bool
 }
+
+// A scan without a limit whose pages would take more than a
+// onceCacheShare of the page cache reads them without keeping them; the
+// pages of its columns are estimated at onceExpansion times their
+// compressed size.
+const (
+	onceCacheShare = 4
+	onceExpansion  = 4
+)
 
 func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string) (*shardScan, error) {
 	if sn.cutoff > req.TimeMin {
@@ -82,6 +99,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 			}
 		}
 	}
+	sc.once = req.Limit <= 0 && sc.pageBytes() > segment.PageCacheBudget()/onceCacheShare
 	switch req.Order {
 	case scan.Descending:
 		sort.SliceStable(sc.units, func(i, j int) bool {
@@ -97,6 +115,37 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 		})
 	}
 	return sc, nil
+}
+
+// pageBytes estimates the bytes of the pages the scan's segment blocks
+// would read: those of its predicates' and value columns (records read
+// their presence column only, until a few are materialised).
+func (sc *shardScan) pageBytes() int64 {
+	var paths []string
+	for _, pr := range sc.preds {
+		paths = append(paths, pr.Path)
+	}
+	for _, c := range sc.req.Columns {
+		if c.Kind == scan.Value || c.Kind == scan.ArrayOf {
+			paths = append(paths, c.Path)
+		}
+	}
+	var total int64
+	for _, u := range sc.units {
+		su, ok := u.(*segUnit)
+		if !ok {
+			continue
+		}
+		r := su.p.seg.r
+		for _, path := range paths {
+			for _, c := range su.p.byPath[path] {
+				if ci, ok := r.Chunk(su.b, c.idx); ok {
+					total += ci.StoredBytes
+				}
+			}
+		}
+	}
+	return total * onceExpansion
 }
 
 // withoutImpliedNotNull drops `record IS NOT NULL` where another filter on
@@ -412,17 +461,40 @@ type colReader interface {
 	read(c colRef, a, z int, rows []int32, dst *vec.Vector) error
 }
 
+// blockReader reads the columns of one block of a segment. once reads
+// without adding pages to the page cache (a scan of much data, whose pages
+// would push out those interactive queries read again); reuse reads into
+// vectors that are the reader's own scratch (a predicate's column, never
+// handed on), reusing the buffer their strings are copied into.
 type blockReader struct {
-	r       *segment.Reader
-	b       int
-	scratch vec.Vector
+	r     *segment.Reader
+	b     int
+	once  bool
+	reuse bool
 }
 
 func (br *blockReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
-	if rows != nil {
-		return br.r.ReadRows(br.b, c.idx, rows, dst, &br.scratch)
+	return br.r.Read(br.b, c.idx, a, z, rows, dst, segment.ReadOptions{Once: br.once, Reuse: br.reuse})
+}
+
+// scratchReader returns cr reading into scratch vectors (see blockReader).
+func scratchReader(cr colReader) colReader {
+	if br, ok := cr.(*blockReader); ok && !br.reuse {
+		c := *br
+		c.reuse = true
+		return &c
 	}
-	return br.r.ReadColumn(br.b, c.idx, a, z, dst)
+	return cr
+}
+
+// handedOnReader returns cr reading into vectors that may be kept.
+func handedOnReader(cr colReader) colReader {
+	if br, ok := cr.(*blockReader); ok && br.reuse {
+		c := *br
+		c.reuse = false
+		return &c
+	}
+	return cr
 }
 
 type headReader struct{ hv *headView }
@@ -442,6 +514,9 @@ func readLogical(cr colReader, cols []colRef, t vec.Type, a, z int, rows []int32
 	if len(cols) == 1 && (segment.VecType(cols[0].typ) == t || t == vec.RowRef || t == vec.List) {
 		return cr.read(cols[0], a, z, rows, dst)
 	}
+	// The values converted below keep pointing into what each column
+	// read: those reads must not reuse a buffer.
+	cr = handedOnReader(cr)
 	out := &vec.Vector{Type: t, Len: n, Nulls: vec.NewBitset(n)}
 	for i := 0; i < n; i++ {
 		out.Nulls.Set(i)
@@ -523,7 +598,33 @@ func convertValue(src *vec.Vector, i int, ct segment.ColType, dst *vec.Vector, t
 // evalPreds applies predicates (skipping those marked done) to the rows
 // of [lo, hi) in sel (nil = all), returning the rows that pass.
 func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, sel []int32) ([]int32, error) {
-	var v vec.Vector
+	// First the pages every predicate rules out, from the footer alone:
+	// the rows left are all any predicate reads.
+	if br, ok := cr.(*blockReader); ok && !sc.req.NoIndex {
+		for i, pr := range sc.preds {
+			if done != nil && done[i] {
+				continue
+			}
+			cols := predCols(p, pr)
+			if len(cols) != 1 {
+				continue
+			}
+			kept, all, err := prunePages(br.r, br.b, cols[0], pr, lo, hi, sel)
+			if err != nil {
+				return nil, err
+			}
+			if !all {
+				if sel = kept; len(sel) == 0 {
+					return sel, nil
+				}
+			}
+		}
+	}
+	// The predicates' columns are read into one scratch vector, only to
+	// decide rows.
+	v := getScratch()
+	defer putScratch(v)
+	pcr := scratchReader(cr)
 	for i, pr := range sc.preds {
 		if done != nil && done[i] {
 			continue
@@ -546,8 +647,11 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, s
 		if sel != nil && len(sel)*8 < z-a {
 			rows = sel
 		}
-		if err := readLogical(cr, cols, predReadType(pr), a, z, rows, &v); err != nil {
+		if err := readLogical(pcr, cols, predReadType(pr), a, z, rows, v); err != nil {
 			return nil, err
+		}
+		if pr.Op == scan.IsNotNull && !v.HasNulls() {
+			continue // every row read has a value: the selection stands
 		}
 		var local []int32
 		switch {
@@ -559,16 +663,17 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, s
 				local[k] = r - int32(a)
 			}
 		}
-		res := pr.eval(&v, local)
-		out := make([]int32, len(res))
+		// The rows that passed, as block rows (res is the predicate's own
+		// slice: mapped in place).
+		res := pr.eval(v, local)
 		for k, r := range res {
 			if rows != nil {
-				out[k] = rows[r]
+				res[k] = rows[r]
 			} else {
-				out[k] = r + int32(a)
+				res[k] = r + int32(a)
 			}
 		}
-		sel = out
+		sel = res
 	}
 	if sel == nil {
 		sel = make([]int32, hi-lo)
@@ -609,7 +714,7 @@ func (u *segUnit) Sorted() bool              { return true }
 // newest-first query touches only the newest pages.
 func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockReader, error) {
 	req := u.sc.req
-	br := &blockReader{r: u.p.seg.r, b: u.b}
+	br := &blockReader{r: u.p.seg.r, b: u.b, once: u.sc.once}
 	rows := u.bi.Rows
 	lo, hi := 0, rows
 	if req.TimeMin > u.bi.MinTime || req.TimeMax < u.bi.MaxTime {
@@ -1173,10 +1278,10 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 		}
 		byPart[pid] = append(byPart[pid], i)
 	}
+	// One task per head and per segment block: they write different rows
+	// of dst, and run on several cores (each decompresses its own pages).
+	var tasks []func() error
 	for pid, idxs := range byPart {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		p := parts[pid]
 		var cols []colRef
 		for cp, cs := range p.byPath {
@@ -1209,9 +1314,7 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			}
 			at := make([]int, len(idxs))
 			copy(at, idxs)
-			if err := emit(headReader{p.hv}, rows, at); err != nil {
-				return err
-			}
+			tasks = append(tasks, func() error { return emit(headReader{p.hv}, rows, at) })
 			continue
 		}
 		r := p.seg.r
@@ -1234,19 +1337,83 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 				at = append(at, idxs[end])
 				end++
 			}
-			if err := emitDedup(&blockReader{r: r, b: b}, rows, at, emit, dst); err != nil {
-				if errors.Is(err, segment.ErrCorrupt) {
+			tasks = append(tasks, func() error {
+				err := emitDedup(&blockReader{r: r, b: b}, rows, at, emit, dst)
+				if err != nil && errors.Is(err, segment.ErrCorrupt) {
 					// The rows were emitted already: the records cannot be
 					// left out without a wrong answer, so the query fails.
 					lu := p.seg.shard.markBlockDamaged(p.seg, b, err)
 					return &DamageError{Source: sc.name, File: filepath.Join("segments", segName(lu.seg)), Block: b, Cause: lu.cause, Fresh: true}
 				}
 				return sc.clientError(err)
-			}
+			})
 			start = end
 		}
 	}
-	return nil
+	return runTasks(ctx, tasks)
+}
+
+// runTasks runs tasks on up to GOMAXPROCS goroutines and returns the
+// first error (the other tasks not yet started are left out). A panic in a
+// task fails the call, not the process.
+func runTasks(ctx context.Context, tasks []func() error) error {
+	workers := min(len(tasks), runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for _, t := range tasks {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := t(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		next     atomic.Int64
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return firstErr != nil
+	}
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					fail(recovered.New(r))
+				}
+			}()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) || failed() {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					fail(err)
+					return
+				}
+				if err := tasks[i](); err != nil {
+					fail(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
 }
 
 // emitDedup materialises unique rows once and copies the text to

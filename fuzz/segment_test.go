@@ -26,6 +26,7 @@ const (
 	unitTrailerSize = 5
 	codecRaw        = 0
 	codecZstd       = 1
+	codecZstdHist   = 2 // a data page compressed against its chunk's history
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -44,24 +45,28 @@ var (
 	segSeedsList []*segSeed
 )
 
-// segmentSeeds writes two segments: one whose values do not compress (so
-// their pages are stored raw and mutations reach the page decoders) and
-// one of repetitive log-like values (zstd pages, dictionaries, deltas).
+// segmentSeeds writes segments of each format version: one whose values
+// do not compress (so their pages are stored raw and mutations reach the
+// page decoders) and one of repetitive log-like values (zstd pages,
+// dictionaries, deltas).
 func segmentSeeds() []*segSeed {
 	segSeedsOnce.Do(func() {
-		for _, random := range []bool{true, false} {
-			s, err := writeSeedSegment(random)
-			if err != nil {
-				panic(err) // a writer that cannot write a small segment fails every test anyway
+		for _, version := range []uint8{segment.FormatLatest, segment.FormatV1} {
+			for _, random := range []bool{true, false} {
+				s, err := writeSeedSegment(random, version)
+				if err != nil {
+					panic(err) // a writer that cannot write a small segment fails every test anyway
+				}
+				segSeedsList = append(segSeedsList, s)
 			}
-			segSeedsList = append(segSeedsList, s)
 		}
 	})
 	return segSeedsList
 }
 
-// writeSeedSegment writes 3 blocks of every column type, with NULLs.
-func writeSeedSegment(random bool) (*segSeed, error) {
+// writeSeedSegment writes 3 blocks of every column type and encoding, with
+// NULLs, in format version.
+func writeSeedSegment(random bool, version uint8) (*segSeed, error) {
 	fs := vfs.NewMemFS()
 	if err := fs.MkdirAll("/s"); err != nil {
 		return nil, err
@@ -80,8 +85,11 @@ func writeSeedSegment(random bool) (*segSeed, error) {
 		{Path: "metadata.latency", Type: segment.TypeFloat64},
 		{Path: "metadata.ok", Type: segment.TypeBool},
 		{Path: "metadata.context", Type: segment.TypeArray, Elem: []segment.ElemField{{Path: "host", Type: segment.TypeString}}},
+		{Path: "metadata.cf_ray", Type: segment.TypeString},
+		{Path: "metadata.ip", Type: segment.TypeString},
+		{Path: "metadata.path", Type: segment.TypeString},
 	}
-	w, err := segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: 512, ZstdLevel: 1})
+	w, err := segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: 512, ZstdLevel: 1, DictPageBytes: 64, HistoryBytes: 256, FormatVersion: version})
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +131,13 @@ func writeSeedSegment(random bool) (*segSeed, error) {
 			data[7].Bools = append(data[7].Bools, r%2 == 0)
 			arr := event.AppendValue(nil, event.ArrayValue(event.ObjectValue(event.Member("host", event.StringValue(fmt.Sprint("db-", r%3))))))
 			data[8].Strs = append(data[8].Strs, string(arr))
+			data[9].Strs = append(data[9].Strs, fmt.Sprintf("%016x-%s", next(), methods[r%3][:2]))
+			ip := fmt.Sprintf("%d.%d.%d.%d", next()%256, next()%256, next()%256, next()%256)
+			if r%4 == 1 {
+				ip = fmt.Sprintf("2001:db8::%x", next()%65536)
+			}
+			data[10].Strs = append(data[10].Strs, ip)
+			data[11].Strs = append(data[11].Strs, fmt.Sprintf("/rest/v1/table%d", r%9))
 		}
 		for c := 3; c < len(cols); c++ {
 			data[c].Nulls = nulls
@@ -179,7 +194,7 @@ func findUnits(data []byte, start int) [][2]int {
 		end := -1
 		for e := start + unitTrailerSize; e <= len(data); e++ {
 			n := e - 4
-			if c := data[n-1]; c != codecRaw && c != codecZstd {
+			if c := data[n-1]; c != codecRaw && c != codecZstd && c != codecZstdHist {
 				continue
 			}
 			if crc32.Checksum(data[start:n], castagnoli) == binary.LittleEndian.Uint32(data[n:e]) {
@@ -302,7 +317,7 @@ func exerciseSegment(t *testing.T, data []byte) {
 			t.Fatalf("blocks cover rows [%d, %d), segment has %d", first.FirstRow, last.FirstRow+last.Rows, r.Rows())
 		}
 	}
-	var v, scratch vec.Vector
+	var v vec.Vector
 	for b := range r.NumBlocks() {
 		bi := r.Block(b)
 		for c := range cols {
@@ -315,8 +330,15 @@ func exerciseSegment(t *testing.T, data []byte) {
 				t.Fatalf("block %d column %d: %d rows read, block has %d", b, c, v.Len, bi.Rows)
 			}
 			if bi.Rows > 0 {
-				if err := r.ReadRows(b, c, []int32{0, int32(bi.Rows - 1)}, &v, &scratch); err != nil {
+				rows := []int32{0, int32(bi.Rows - 1)}
+				if bi.Rows == 1 {
+					rows = rows[:1]
+				}
+				if err := r.ReadRows(b, c, rows, &v); err != nil {
 					mustCorrupt(t, "ReadRows", err)
+				}
+				if err := r.ReadRowsOnce(b, c, rows[len(rows)-1:], &v); err != nil {
+					mustCorrupt(t, "ReadRowsOnce", err)
 				}
 			}
 			if ci, ok := r.Chunk(b, c); ok && ci.DictEntries > 0 {

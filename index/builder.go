@@ -51,6 +51,40 @@ type fieldBuilder struct {
 	bools   [2]*postings
 	long    postings
 	dropped bool
+	// longTerms counts the terms longer than MaxTokenLen (token fields).
+	longTerms int
+}
+
+// maxLongTerms bounds the distinct tokens longer than MaxTokenLen a text
+// field of one segment keeps as terms; rows holding further ones go to the
+// long rows. (API keys and other long tokens that recur are few; random
+// blobs would be many and large.)
+const maxLongTerms = 4096
+
+// addToken adds row to the postings of token tok of a token field: a term,
+// or for a long token past maxLongTerms (or made of hex digits only), the
+// long rows.
+func (f *fieldBuilder) addToken(tok string, row uint32) {
+	long := len(tok) > MaxTokenLen
+	if IsOpaqueToken(tok) {
+		if long {
+			f.long.add(row)
+		}
+		return
+	}
+	p := f.strs[tok]
+	if p == nil {
+		if long && f.longTerms >= maxLongTerms {
+			f.long.add(row)
+			return
+		}
+		p = &postings{}
+		f.strs[strings.Clone(tok)] = p
+		if long {
+			f.longTerms++
+		}
+	}
+	p.add(row)
 }
 
 type postings struct{ rows []uint32 }
@@ -157,7 +191,7 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 		if v.IsNull(i) {
 			continue
 		}
-		s := v.Strs[i]
+		s := v.StringAt(i)
 		p := f.strs[s]
 		if p == nil {
 			p = &postings{}
@@ -208,33 +242,14 @@ func (b *Builder) AddText(path string, base uint32, v *vec.Vector) {
 	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindToken)
 	addRow := func(row uint32, s string) {
-		Tokenize(s, func(tok string) {
-			if len(tok) > MaxTokenLen {
-				f.long.add(row)
-				return
-			}
-			if IsOpaqueToken(tok) {
-				return
-			}
-			p := f.strs[tok]
-			if p == nil {
-				p = &postings{}
-				f.strs[strings.Clone(tok)] = p
-			}
-			p.add(row)
-		})
+		Tokenize(s, func(tok string) { f.addToken(tok, row) })
 	}
 	if v.Dict != nil {
 		// Tokenize each dictionary entry once.
 		toks := make([][]string, len(v.Dict))
-		long := make([]bool, len(v.Dict))
 		for c, s := range v.Dict {
 			Tokenize(s, func(tok string) {
-				if len(tok) > MaxTokenLen {
-					long[c] = true
-					return
-				}
-				if !IsOpaqueToken(tok) {
+				if !IsOpaqueToken(tok) || len(tok) > MaxTokenLen {
 					toks[c] = append(toks[c], tok)
 				}
 			})
@@ -243,25 +258,16 @@ func (b *Builder) AddText(path string, base uint32, v *vec.Vector) {
 			if v.IsNull(i) {
 				continue
 			}
-			c := v.Codes[i]
 			row := base + uint32(i)
-			if long[c] {
-				f.long.add(row)
-			}
-			for _, tok := range toks[c] {
-				p := f.strs[tok]
-				if p == nil {
-					p = &postings{}
-					f.strs[strings.Clone(tok)] = p
-				}
-				p.add(row)
+			for _, tok := range toks[v.Codes[i]] {
+				f.addToken(tok, row)
 			}
 		}
 		return
 	}
 	for i := 0; i < v.Len; i++ {
 		if !v.IsNull(i) {
-			addRow(base+uint32(i), v.Strs[i])
+			addRow(base+uint32(i), v.StringAt(i))
 		}
 	}
 }

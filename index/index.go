@@ -4,7 +4,7 @@
 // segment when it writes the segment and stores it beside the columns; a
 // query consults it before decompressing anything.
 //
-// # Layout (format version 1)
+// # Layout (format version 2; version 1 has the same layout)
 //
 // An index is a directory (stored by the engine as the segment section
 // "index") plus units it points to, written through the segment's unit
@@ -38,8 +38,10 @@
 // (so UTF-8 text stays whole). The term dictionary holds every token, so a
 // substring search can be answered exactly: a needle made only of token
 // characters occurs in a row iff it occurs inside one of the row's tokens.
-// Tokens longer than MaxTokenLen are not indexed; the rows holding any are
-// kept in a "long rows" bitmap that every text lookup includes.
+// Tokens longer than MaxTokenLen (API keys in URLs, say) are terms too, up
+// to maxLongTerms distinct ones per field; the rows holding further ones
+// are kept in a "long rows" bitmap that every text lookup includes (in
+// format version 1, the rows holding any long token).
 //
 // Two kinds of token keep no postings, because they cost far more bytes
 // than they save: frequent tokens (in more than a small share of rows; a
@@ -58,8 +60,15 @@ import (
 
 // These constants are part of the on-disk format and must not change.
 const (
-	FormatV1     = 1
-	FormatLatest = FormatV1
+	// FormatV1: every row holding a token longer than MaxTokenLen is a
+	// long row.
+	FormatV1 = 1
+	// FormatV2: long tokens are terms too (up to maxLongTerms distinct
+	// ones per field); the long rows hold the rows of the others. Same
+	// layout: a reader of either version answers the same way.
+	FormatV2           = 2
+	FormatLatest       = FormatV2
+	FormatMinSupported = FormatV1
 
 	kindInt    Kind = 1
 	kindString Kind = 2

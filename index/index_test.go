@@ -217,10 +217,10 @@ func checkTextCandidates(t *testing.T, ix *Index, msgs []string, allKept bool) {
 	if !allKept {
 		return
 	}
-	// The long-token row makes single-token lookups inexact but still finds it.
+	// A long token is a term too: lookups inside it stay exact.
 	bm, exact, ok, _ := ix.TextCandidates("event_message", "zzzz", false)
-	if !ok || exact || !bm.Contains(1234) {
-		t.Fatalf("long token: exact=%v ok=%v", exact, ok)
+	if !ok || !exact || !bm.Contains(1234) || bm.GetCardinality() != 1 {
+		t.Fatalf("long token: exact=%v ok=%v candidates %v", exact, ok, bm)
 	}
 	if _, _, ok, _ := ix.TextCandidates("event_message", " | ", false); ok {
 		t.Fatal("a needle without tokens cannot use the index")
@@ -397,5 +397,30 @@ func TestMergeEqualsBuild(t *testing.T) {
 		if exact && !slices.Equal(got, want) {
 			t.Fatalf("%q: merged exact candidates differ", needle)
 		}
+	}
+}
+
+// TestLongTokens: tokens longer than MaxTokenLen are terms up to
+// maxLongTerms distinct ones; rows with further ones are the long rows,
+// which every lookup includes (inexact), and nothing else is.
+func TestLongTokens(t *testing.T) {
+	const n = maxLongTerms + 500
+	msgs := make([]string, n)
+	for i := range msgs {
+		msgs[i] = fmt.Sprintf("GET /realtime/v1/websocket?apikey=eyJ%sK%06dpayload", strings.Repeat("x", MaxTokenLen), i)
+	}
+	msgs = append(msgs, "no long token here", "xq7rareprobe shows up once")
+	ix := buildWith(t, nil, func(b *Builder) { b.AddText("event_message", 0, strVec(msgs, 0)) })
+	bm, exact, ok, err := ix.TextCandidates("event_message", "xq7rareprobe", false)
+	if err != nil || !ok {
+		t.Fatalf("lookup: ok=%v err=%v", ok, err)
+	}
+	// The rows whose long token did not fit as a term, and the one hit.
+	if exact || bm.GetCardinality() != n-maxLongTerms+1 || !bm.Contains(uint32(len(msgs)-1)) || bm.Contains(0) {
+		t.Fatalf("candidates: %d rows (exact %v), want the %d long rows and the hit", bm.GetCardinality(), exact, n-maxLongTerms)
+	}
+	bm, _, ok, _ = ix.TextCandidates("event_message", "K000007payload", false)
+	if !ok || !bm.Contains(7) || bm.Contains(8) {
+		t.Fatalf("a lookup inside a long term: %v", bm)
 	}
 }

@@ -58,10 +58,10 @@ func Open(dir []byte, r UnitReader) (*Index, error) {
 	if len(dir) < 1 {
 		return nil, corrupt("empty directory")
 	}
-	if dir[0] != FormatLatest {
+	if dir[0] < FormatMinSupported || dir[0] > FormatLatest {
 		// The directory sits in a checksummed unit: this is a real version
 		// (a newer build wrote it), not damage.
-		return nil, fmt.Errorf("%w: version %d (this build reads %d)", ErrUnsupportedVersion, dir[0], FormatLatest)
+		return nil, fmt.Errorf("%w: version %d (this build reads %d..%d)", ErrUnsupportedVersion, dir[0], FormatMinSupported, FormatLatest)
 	}
 	d := dir[1:]
 	var err error

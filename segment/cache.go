@@ -46,6 +46,9 @@ func SetDictCacheBytes(n int64) int64 { return dicts.setMax(n) }
 // returns the previous one.
 func SetPageCacheBytes(n int64) int64 { return pages.setMax(n) }
 
+// PageCacheBudget returns the budget of the page cache.
+func PageCacheBudget() int64 { return pages.budget() }
+
 // DictCacheBytes returns the bytes the dictionary cache holds.
 func DictCacheBytes() int64 { return dicts.bytes() }
 
@@ -96,18 +99,19 @@ func (c *lru[K, V]) get(k K) (V, bool) {
 	return e.Value.(*lruEntry[K, V]).val, true
 }
 
-// put adds a value taking about size bytes. One value may not take more
-// than a quarter of the budget: a huge unit read once must not flush the
-// cache.
-func (c *lru[K, V]) put(k K, v V, size int64) {
+// put adds a value taking about size bytes, and reports whether it did.
+// One value may not take more than a quarter of the budget: a huge unit
+// read once must not flush the cache.
+func (c *lru[K, V]) put(k K, v V, size int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if size > c.max/4 || c.m[k] != nil {
-		return
+		return false
 	}
 	c.m[k] = c.ll.PushFront(&lruEntry[K, V]{key: k, val: v, size: size})
 	c.used += size
 	c.evictLocked()
+	return true
 }
 
 func (c *lru[K, V]) setMax(n int64) int64 {
@@ -117,6 +121,12 @@ func (c *lru[K, V]) setMax(n int64) int64 {
 	c.max = max(n, 0)
 	c.evictLocked()
 	return old
+}
+
+func (c *lru[K, V]) budget() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.max
 }
 
 func (c *lru[K, V]) bytes() int64 {

@@ -46,12 +46,14 @@ func (c *ColumnData) present(i int) bool { return c.Nulls == nil || !c.Nulls.Get
 // chunkPlan is the encoding chosen for one chunk and what it needs.
 type chunkPlan struct {
 	enc      Encoding
-	width    uint8    // dictionary code width in bytes
+	width    uint8    // dictionary code width in bytes, or encHex's width
 	dictStrs []string // sorted dictionary (strings)
 	dictInts []int64  // sorted dictionary (ints)
 	codes    []uint32 // per row code (dense; NULL rows 0)
 	present  int
 	stats    chunkStats
+	version  uint8
+	rowsBuf  []int // scratch: the present rows of a page
 }
 
 type chunkStats struct {
@@ -65,15 +67,19 @@ const (
 	statNum    = 1 << 0
 	statMinStr = 1 << 1
 	statMaxStr = 1 << 2
+	// statPages (FormatV2, int64, timestamp and float64 chunks): every
+	// page record carries its value count and value range.
+	statPages = 1 << 3
 )
 
 // maxDictEntries is the largest dictionary a chunk gets; past it, values are
 // written plainly.
 const maxDictEntries = 1 << 16
 
-// planChunk picks an encoding for a column's values in one block.
-func planChunk(t ColType, d *ColumnData, rows int) *chunkPlan {
-	p := &chunkPlan{}
+// planChunk picks an encoding for a column's values in one block, among
+// those the format version has.
+func planChunk(t ColType, d *ColumnData, rows int, version uint8) *chunkPlan {
+	p := &chunkPlan{version: version}
 	for i := 0; i < rows; i++ {
 		if d.present(i) {
 			p.present++
@@ -253,7 +259,7 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 	seen := make(map[string]uint32)
 	total, counted := 0, 0
-	allUUID := p.present > 0
+	shape := newTextShape()
 	for i := 0; i < rows; i++ {
 		if !d.present(i) {
 			continue
@@ -261,9 +267,7 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 		s := d.Strs[i]
 		total += len(s) + uvarintLen(uint64(len(s)))
 		counted++
-		if allUUID && !isCanonicalUUID(s) {
-			allUUID = false
-		}
+		shape.add(s)
 		if seen == nil {
 			continue
 		}
@@ -303,11 +307,18 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 			return
 		}
 	}
-	if allUUID {
-		p.enc = encUUID
-		return
+	p.enc, p.width = p.textEncoding(shape)
+}
+
+// textEncoding is the encoding of string values that do not get a
+// dictionary: a binary form when every value has one (and the version
+// has it), else plain bytes.
+func (p *chunkPlan) textEncoding(shape *textShape) (Encoding, uint8) {
+	enc, w := shape.choice()
+	if p.version < FormatV2 && enc != encUUID {
+		return encBytes, 0
 	}
-	p.enc = encBytes
+	return enc, w
 }
 
 // planFromCodes plans a string chunk whose values come as dictionary
@@ -357,7 +368,12 @@ func (p *chunkPlan) planFromCodes(d *ColumnData, rows int) {
 	}
 	w := codeWidth(len(dict))
 	if len(dict) > maxDictEntries || dictBytes+int(w)*p.present >= total*3/4 || len(dict) > p.present/2+1 {
-		p.enc = encBytes
+		// The values' shape is the shape of the distinct values used.
+		shape := newTextShape()
+		for _, s := range dict {
+			shape.add(s)
+		}
+		p.enc, p.width = p.textEncoding(shape)
 		return
 	}
 	// Codes of the input dictionary map to positions in the sorted one.
@@ -395,6 +411,14 @@ func (p *chunkPlan) rowCost(d *ColumnData, i int) int {
 		return len(d.str(i)) + 1
 	case encUUID:
 		return 16
+	case encHex:
+		w := int(p.width & hexWidthMask)
+		return w + len(d.str(i)) - 2*w + 1
+	case encIP:
+		if len(d.str(i)) > 15 {
+			return 17
+		}
+		return 5
 	}
 	return 0
 }
@@ -482,14 +506,89 @@ func (p *chunkPlan) appendPage(dst []byte, t ColType, d *ColumnData, from, to in
 	case encUUID:
 		for i := from; i < to; i++ {
 			if d.present(i) {
-				dst = appendUUIDBytes(dst, d.Strs[i])
+				dst = appendUUIDBytes(dst, d.str(i))
 			}
+		}
+	case encHex, encIP:
+		p.rowsBuf = p.rowsBuf[:0]
+		for i := from; i < to; i++ {
+			if d.present(i) {
+				p.rowsBuf = append(p.rowsBuf, i)
+			}
+		}
+		value := func(k int) string { return d.str(p.rowsBuf[k]) }
+		if p.enc == encHex {
+			dst = appendHexValues(dst, p.width, len(p.rowsBuf), value)
+		} else {
+			dst = appendIPValues(dst, len(p.rowsBuf), value)
 		}
 	}
 	return dst
 }
 
-// appendDict encodes the chunk's dictionary unit payload.
+// pageStats fills the value count and range of rows [from, to) of an
+// int64, timestamp or float64 chunk, or the range of the codes of a
+// dictionary-encoded string chunk, into pm (NaN values are left out of a
+// float range; a page of NaNs only has the empty range +Inf, -Inf).
+func pageStats(t ColType, p *chunkPlan, d *ColumnData, from, to int, pm *pageMeta) {
+	pm.present = 0
+	pm.minF, pm.maxF = math.Inf(1), math.Inf(-1)
+	for i := from; i < to; i++ {
+		if !d.present(i) {
+			continue
+		}
+		if t == TypeFloat64 {
+			f := d.Floats[i]
+			if !math.IsNaN(f) {
+				pm.minF, pm.maxF = min(pm.minF, f), max(pm.maxF, f)
+			}
+		} else {
+			var x int64
+			if t == TypeString {
+				x = int64(p.codes[i])
+			} else {
+				x = d.Ints[i]
+			}
+			if pm.present == 0 || x < pm.minI {
+				pm.minI = x
+			}
+			if pm.present == 0 || x > pm.maxI {
+				pm.maxI = x
+			}
+		}
+		pm.present++
+	}
+	pm.hasRange = pm.present > 0 && (t != TypeFloat64 || pm.minF <= pm.maxF)
+}
+
+// appendDictPage encodes entries [from, to) of the chunk's dictionary as a
+// version 2 dictionary page: string entries' uvarint lengths, then their
+// bytes; int entries as 8 bytes LE each.
+func (p *chunkPlan) appendDictPage(dst []byte, from, to int) []byte {
+	if p.dictStrs != nil {
+		for _, s := range p.dictStrs[from:to] {
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+		}
+		for _, s := range p.dictStrs[from:to] {
+			dst = append(dst, s...)
+		}
+		return dst
+	}
+	for _, x := range p.dictInts[from:to] {
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(x))
+	}
+	return dst
+}
+
+// dictEntryBytes is the size of entry i in a version 2 dictionary page.
+func (p *chunkPlan) dictEntryBytes(i int) int {
+	if p.dictStrs != nil {
+		return len(p.dictStrs[i]) + 1
+	}
+	return 8
+}
+
+// appendDict encodes the chunk's dictionary as a version 1 unit.
 func (p *chunkPlan) appendDict(dst []byte) []byte {
 	if p.dictStrs != nil {
 		dst = binary.AppendUvarint(dst, uint64(len(p.dictStrs)))

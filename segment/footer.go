@@ -8,6 +8,23 @@ import (
 type pageMeta struct {
 	firstRow, rows int   // relative to the block
 	off, len       int64 // unit position, trailer included
+	// present is the number of values in the page, -1 when the footer
+	// does not say (version 1, and chunks without statPages).
+	present int
+	// hasRange says min/max hold the smallest and largest value of the
+	// page (minI/maxI for int64, timestamp; minF/maxF, NaN left out, for
+	// float64). Only chunks with statPages have it.
+	hasRange   bool
+	minI, maxI int64
+	minF, maxF float64
+}
+
+// dictPageMeta is one unit of a chunk's dictionary: entries [first,
+// first+entries). A version 1 dictionary is one unit in the version 1
+// layout.
+type dictPageMeta struct {
+	first, entries int
+	off, len       int64
 }
 
 type chunkMeta struct {
@@ -17,9 +34,12 @@ type chunkMeta struct {
 	present     int
 	stats       chunkStats
 	dictEntries int
-	dictOff     int64
-	dictLen     int64
-	pages       []pageMeta
+	dict        []dictPageMeta
+	// histOff, histLen locate the chunk's history unit (0, 0: none).
+	histOff, histLen int64
+	pages            []pageMeta
+	ranges           []PageRange // pages as Chunk returns them, built on load
+	stored           int64       // bytes of the chunk\'s units, built on load
 }
 
 type blockMeta struct {
@@ -35,7 +55,8 @@ type sectionMeta struct {
 	off, len int64
 }
 
-// Footer layout (all integers uvarint unless noted "varint" (zigzag) or u8):
+// Footer layout (all integers uvarint unless noted "varint" (zigzag), u8
+// or f64; "v2" fields only in version 2):
 //
 //	rows
 //	minTime varint, maxTime varint
@@ -48,8 +69,14 @@ type sectionMeta struct {
 //	              statFlags u8,
 //	              [statNum: int types: min varint, max varint; float: min f64, max f64]
 //	              [statMinStr: min string] [statMaxStr: max string]
-//	              dictEntries, [dictOff, dictLen when dictEntries > 0]
-//	              npages, then per page: firstRow, rows, off, len
+//	              dictEntries, when dictEntries > 0:
+//	                  v1: dictOff, dictLen
+//	                  v2: ndict, then per dictionary page: entries, off, len
+//	              v2: histOff (0: no history), [histLen when histOff > 0]
+//	              npages, then per page: firstRow, rows, off, len,
+//	                  v2 with statPages: present, and when present > 0
+//	                      min, max (varint: value, or code of a dictionary-
+//	                      encoded string; f64 for float64)
 //	nsections, then per section: name, off, len
 func (w *Writer) encodeFooter() []byte {
 	var e encbuf
@@ -95,8 +122,23 @@ func (w *Writer) encodeFooter() []byte {
 			}
 			e.uvarint(uint64(c.dictEntries))
 			if c.dictEntries > 0 {
-				e.uvarint(uint64(c.dictOff))
-				e.uvarint(uint64(c.dictLen))
+				if w.version == FormatV1 {
+					e.uvarint(uint64(c.dict[0].off))
+					e.uvarint(uint64(c.dict[0].len))
+				} else {
+					e.uvarint(uint64(len(c.dict)))
+					for _, d := range c.dict {
+						e.uvarint(uint64(d.entries))
+						e.uvarint(uint64(d.off))
+						e.uvarint(uint64(d.len))
+					}
+				}
+			}
+			if w.version >= FormatV2 {
+				e.uvarint(uint64(c.histOff))
+				if c.histOff > 0 {
+					e.uvarint(uint64(c.histLen))
+				}
 			}
 			e.uvarint(uint64(len(c.pages)))
 			for _, p := range c.pages {
@@ -104,6 +146,18 @@ func (w *Writer) encodeFooter() []byte {
 				e.uvarint(uint64(p.rows))
 				e.uvarint(uint64(p.off))
 				e.uvarint(uint64(p.len))
+				if c.stats.flags&statPages != 0 {
+					e.uvarint(uint64(p.present))
+					if p.present > 0 {
+						if w.cols[c.col].Type == TypeFloat64 {
+							e.f64(p.minF)
+							e.f64(p.maxF)
+						} else {
+							e.varint(p.minI)
+							e.varint(p.maxI)
+						}
+					}
+				}
 			}
 		}
 	}
@@ -127,7 +181,6 @@ type footer struct {
 // decodeFooter parses and validates a footer against the file size: every
 // unit must lie between the header and the footer, counts must add up.
 func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
-	_ = version // one version so far; decoders take it to evolve
 	d := decbuf{b: b}
 	f := &footer{}
 	rows := d.uvarint()
@@ -191,7 +244,7 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 			c.width = d.byte1()
 			c.present = int(min(d.uvarint(), uint64(maxBlockRows)+1))
 			if d.err == nil {
-				if err := checkEncoding(f.cols[c.col].Type, c.enc, c.width); err != nil {
+				if err := checkEncoding(f.cols[c.col].Type, c.enc, c.width, version); err != nil {
 					return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
 				}
 				if c.present > b.rows {
@@ -199,6 +252,11 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 				}
 			}
 			c.stats.flags = d.byte1()
+			if d.err == nil {
+				if err := checkStatFlags(f.cols[c.col].Type, c.enc, c.stats.flags, version); err != nil {
+					return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
+				}
+			}
 			if c.stats.flags&statNum != 0 {
 				if d.err == nil && f.cols[c.col].Type == TypeFloat64 {
 					c.stats.minF = d.f64()
@@ -216,37 +274,27 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 			}
 			c.dictEntries = int(min(d.uvarint(), uint64(maxBlockRows)+1))
 			if c.dictEntries > 0 {
-				c.dictOff = int64(min(d.uvarint(), 1<<62))
-				c.dictLen = int64(min(d.uvarint(), 1<<62))
-				if d.err == nil && !unitInRange(c.dictOff, c.dictLen, dataEnd) {
-					return nil, fmt.Errorf("block %d: dictionary unit [%d,+%d) out of range", bi, c.dictOff, c.dictLen)
+				if err := decodeDictPages(&d, c, dataEnd, version); err != nil {
+					return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
 				}
 			}
 			if d.err == nil && (c.enc == encDict) != (c.dictEntries > 0) {
 				return nil, fmt.Errorf("block %d column %q: dictionary mismatch", bi, f.cols[c.col].Path)
 			}
-			npages := d.count("pages", maxPagesPerChunk, 4)
-			c.pages = make([]pageMeta, npages)
-			next := 0
-			for pi := range c.pages {
-				p := &c.pages[pi]
-				p.firstRow = int(min(d.uvarint(), maxBlockRows))
-				p.rows = int(min(d.uvarint(), maxBlockRows))
-				p.off = int64(min(d.uvarint(), 1<<62))
-				p.len = int64(min(d.uvarint(), 1<<62))
-				if d.err != nil {
-					break
-				}
-				if p.firstRow != next || p.rows == 0 {
-					return nil, fmt.Errorf("block %d column %q: page %d does not continue rows", bi, f.cols[c.col].Path, pi)
-				}
-				next += p.rows
-				if !unitInRange(p.off, p.len, dataEnd) {
-					return nil, fmt.Errorf("block %d: page unit [%d,+%d) out of range", bi, p.off, p.len)
+			if version >= FormatV2 {
+				c.histOff = int64(min(d.uvarint(), 1<<62))
+				if c.histOff > 0 {
+					c.histLen = int64(min(d.uvarint(), 1<<62))
+					if d.err == nil && !unitInRange(c.histOff, c.histLen, dataEnd) {
+						return nil, fmt.Errorf("block %d: history unit [%d,+%d) out of range", bi, c.histOff, c.histLen)
+					}
+					if d.err == nil && c.enc != encBytes {
+						return nil, fmt.Errorf("block %d column %q: history for encoding %d", bi, f.cols[c.col].Path, c.enc)
+					}
 				}
 			}
-			if d.err == nil && next != b.rows {
-				return nil, fmt.Errorf("block %d column %q: pages cover %d of %d rows", bi, f.cols[c.col].Path, next, b.rows)
+			if err := decodePages(&d, c, f.cols[c.col].Type, b.rows, dataEnd); err != nil {
+				return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
 			}
 		}
 	}
@@ -273,12 +321,149 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 	return f, nil
 }
 
+// decodeDictPages reads where a chunk's dictionary lies: one unit
+// (version 1) or a list of dictionary pages whose entries add up to the
+// chunk's dictEntries (version 2).
+func decodeDictPages(d *decbuf, c *chunkMeta, dataEnd int64, version uint8) error {
+	if version == FormatV1 {
+		u := dictPageMeta{entries: c.dictEntries}
+		u.off = int64(min(d.uvarint(), 1<<62))
+		u.len = int64(min(d.uvarint(), 1<<62))
+		if d.err == nil && !unitInRange(u.off, u.len, dataEnd) {
+			return fmt.Errorf("dictionary unit [%d,+%d) out of range", u.off, u.len)
+		}
+		c.dict = []dictPageMeta{u}
+		return nil
+	}
+	n := d.count("dictionary pages", maxDictPages, 3)
+	if d.err != nil {
+		return nil
+	}
+	if n == 0 || n > c.dictEntries {
+		return fmt.Errorf("%d dictionary pages for %d entries", n, c.dictEntries)
+	}
+	c.dict = make([]dictPageMeta, n)
+	next := 0
+	for i := range c.dict {
+		p := &c.dict[i]
+		p.first = next
+		p.entries = int(min(d.uvarint(), uint64(maxBlockRows)+1))
+		p.off = int64(min(d.uvarint(), 1<<62))
+		p.len = int64(min(d.uvarint(), 1<<62))
+		if d.err != nil {
+			return nil
+		}
+		if p.entries == 0 || p.entries > c.dictEntries-next {
+			return fmt.Errorf("dictionary page %d: %d entries past the %d of the chunk", i, p.entries, c.dictEntries)
+		}
+		next += p.entries
+		if !unitInRange(p.off, p.len, dataEnd) {
+			return fmt.Errorf("dictionary page unit [%d,+%d) out of range", p.off, p.len)
+		}
+	}
+	if next != c.dictEntries {
+		return fmt.Errorf("dictionary pages hold %d of %d entries", next, c.dictEntries)
+	}
+	return nil
+}
+
+// decodePages reads a chunk's page list: row ranges that continue each
+// other from row 0 to the block's end, and (statPages) the value count and
+// range of each page.
+func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int64) error {
+	minBytes := 4
+	withStats := c.stats.flags&statPages != 0
+	if withStats {
+		minBytes = 5
+	}
+	npages := d.count("pages", maxPagesPerChunk, minBytes)
+	c.pages = make([]pageMeta, npages)
+	next, present := 0, 0
+	for pi := range c.pages {
+		p := &c.pages[pi]
+		p.firstRow = int(min(d.uvarint(), maxBlockRows))
+		p.rows = int(min(d.uvarint(), maxBlockRows))
+		p.off = int64(min(d.uvarint(), 1<<62))
+		p.len = int64(min(d.uvarint(), 1<<62))
+		p.present = -1
+		if withStats {
+			p.present = int(min(d.uvarint(), maxBlockRows+1))
+			if p.present > 0 {
+				if t == TypeFloat64 {
+					p.minF, p.maxF = d.f64(), d.f64()
+					p.hasRange = p.minF <= p.maxF // +Inf, -Inf: only NaN values
+				} else {
+					p.minI, p.maxI = d.varint(), d.varint()
+					p.hasRange = true
+					if d.err == nil && p.minI > p.maxI {
+						return fmt.Errorf("page %d: min %d above max %d", pi, p.minI, p.maxI)
+					}
+					if d.err == nil && t == TypeString && (p.minI < 0 || p.maxI >= int64(c.dictEntries)) {
+						return fmt.Errorf("page %d: codes [%d, %d] outside a dictionary of %d", pi, p.minI, p.maxI, c.dictEntries)
+					}
+				}
+			}
+		}
+		if d.err != nil {
+			return nil
+		}
+		if p.firstRow != next || p.rows == 0 {
+			return fmt.Errorf("page %d does not continue rows", pi)
+		}
+		if p.present > p.rows {
+			return fmt.Errorf("page %d: %d values in %d rows", pi, p.present, p.rows)
+		}
+		next += p.rows
+		present += max(p.present, 0)
+		if !unitInRange(p.off, p.len, dataEnd) {
+			return fmt.Errorf("page unit [%d,+%d) out of range", p.off, p.len)
+		}
+	}
+	if d.err == nil && next != blockRows {
+		return fmt.Errorf("pages cover %d of %d rows", next, blockRows)
+	}
+	if d.err == nil && withStats && present != c.present {
+		return fmt.Errorf("pages hold %d values, chunk %d", present, c.present)
+	}
+	c.stored = c.histLen
+	for _, d := range c.dict {
+		c.stored += d.len
+	}
+	c.ranges = make([]PageRange, len(c.pages))
+	for i, p := range c.pages {
+		c.stored += p.len
+		c.ranges[i] = PageRange{FirstRow: p.firstRow, Rows: p.rows, Present: p.present,
+			HasRange: p.hasRange, MinInt: p.minI, MaxInt: p.maxI, MinFloat: p.minF, MaxFloat: p.maxF}
+	}
+	return nil
+}
+
+// checkStatFlags rejects statistics flags a version, type or encoding
+// cannot have.
+func checkStatFlags(t ColType, e Encoding, flags uint8, version uint8) error {
+	known := uint8(statNum | statMinStr | statMaxStr)
+	if version >= FormatV2 {
+		known |= statPages
+	}
+	if flags&^known != 0 {
+		return fmt.Errorf("unknown statistics flags %#x", flags&^known)
+	}
+	if flags&statPages != 0 && t != TypeInt64 && t != TypeTimestamp && t != TypeFloat64 && !(t == TypeString && e == encDict) {
+		return fmt.Errorf("page statistics on a %s column of encoding %d", t, e)
+	}
+	return nil
+}
+
 func unitInRange(off, ln, dataEnd int64) bool {
 	return off >= headerSize && ln >= unitTrailerSize && off <= dataEnd && ln <= dataEnd-off
 }
 
-// checkEncoding rejects encodings a column type cannot have.
-func checkEncoding(t ColType, e Encoding, width uint8) error {
+// checkEncoding rejects encodings a column type (or the format version)
+// cannot have.
+func checkEncoding(t ColType, e Encoding, width uint8, version uint8) error {
+	if (e == encHex || e == encIP) && version < FormatV2 {
+		return fmt.Errorf("encoding %d not valid in format version %d", e, version)
+	}
 	ok := false
 	switch t {
 	case TypeBool:
@@ -288,7 +473,7 @@ func checkEncoding(t ColType, e Encoding, width uint8) error {
 	case TypeFloat64:
 		ok = e == encPlain64
 	case TypeString:
-		ok = e == encBytes || e == encDict || e == encUUID
+		ok = e == encBytes || e == encDict || e == encUUID || e == encHex || e == encIP
 	case TypeArray:
 		ok = e == encBytes
 	case TypeObject:
@@ -299,6 +484,9 @@ func checkEncoding(t ColType, e Encoding, width uint8) error {
 	}
 	if e == encDict && width != 1 && width != 2 && width != 4 {
 		return fmt.Errorf("dictionary code width %d", width)
+	}
+	if e == encHex && (width&hexWidthMask == 0 || width&hexWidthMask > maxHexBytes || width&^(hexWidthMask|hexUpper) != 0) {
+		return fmt.Errorf("hex width %#x", width)
 	}
 	return nil
 }

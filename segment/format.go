@@ -3,27 +3,29 @@
 // format version. It knows nothing of sources, HTTP or SQL; the engine feeds
 // it dense, time-sorted column data and reads vectors back.
 //
-// # Layout (format version 1)
+// # Layout (format version 2)
 //
 // A segment holds the events of one source cut into blocks of rows; the
 // rows of each block are sorted by timestamp, and blocks usually follow
 // each other in time (a compaction that concatenates segments may leave
-// blocks whose ranges overlap where late events arrived). Inside a block every column (a field path with one type)
-// is a chunk; a chunk is a dictionary unit (optional) and one or more data
-// pages, each covering a contiguous range of the block's rows. Every unit a
-// reader loads on its own carries a CRC32-C.
+// blocks whose ranges overlap where late events arrived). Inside a block
+// every column (a field path with one type) is a chunk; a chunk is zero or
+// more dictionary pages and one or more data pages, each data page
+// covering a contiguous range of the block's rows. Every unit a reader
+// loads on its own carries a CRC32-C.
 //
 //	+------------------------------------------------------------------+
 //	| header   magic "SDSG" (4) | version u8 | flags u8 | reserved u16  |  8 B
 //	+------------------------------------------------------------------+
 //	| block 0: for each column present in the block:                    |
-//	|            [dictionary unit] data unit (page 0) data unit ...     |
+//	|            [dictionary pages] [history] data page 0, page 1, ...  |
 //	| block 1: ...                                                      |
 //	+------------------------------------------------------------------+
 //	| section units (opaque to this package: index, engine metadata)    |
 //	+------------------------------------------------------------------+
 //	| footer unit (zstd, or raw when that is smaller): columns, blocks, |
-//	|   chunks, pages, sections                                        |
+//	|   chunks, dictionary pages, data pages with their row ranges and  |
+//	|   (numeric columns) value ranges, sections                        |
 //	+------------------------------------------------------------------+
 //	| trailer  footer offset u64 | footer length u32 | version u8 |     |
 //	|          reserved (3) | magic "SDSG" (4)                          | 20 B
@@ -53,17 +55,32 @@
 //	encDelta     int64/timestamp: zigzag uvarint of each value minus the
 //	             previous one (the first minus zero)
 //	encDict      uint codes of codeWidth (1, 2 or 4) bytes LE into the
-//	             chunk's dictionary unit
+//	             chunk's dictionary
 //	encBits      bool: one bit per present value, LSB first
 //	encBytes     string/array: uvarint length of each value, then all the
 //	             value bytes concatenated
 //	encUUID      string: 16 B per value; every value of the chunk is a
 //	             canonical lower-case UUID text and is restored as such
 //	encNone      object presence: no values, validity only
+//	encHex       (v2) string: every value is 2w hex digits of one case
+//	             then any suffix: w bytes per value, then the suffixes as
+//	             in encBytes
+//	encIP        (v2) string: every value is an IP address in canonical
+//	             text: a kind byte (4 or 6) per value, then the 4- or
+//	             16-byte addresses
 //
-// A dictionary unit, decompressed, is a uvarint entry count followed by the
-// entries in ascending order: strings as uvarint length + bytes, int64s as
-// zigzag uvarint deltas from the previous entry.
+// A version 2 chunk of plain bytes (encBytes) cut into several pages may
+// have a history unit: a sample of its values, which each of its pages is
+// compressed against (a zstd raw dictionary, unit codec 2), so that small
+// pages compress about as well as big ones.
+//
+// A version 2 dictionary is cut into dictionary pages, so that one entry
+// is read without the others. A string dictionary page, decompressed, is
+// the end offset (u32 LE) of each of its entries, then the entries' bytes
+// concatenated; an int64 dictionary page is 8 bytes LE per entry. Entries
+// ascend across the pages. (Version 1 has one dictionary unit: a uvarint
+// entry count, then strings as uvarint length + bytes, int64s as zigzag
+// uvarint deltas from the previous entry.)
 //
 // The footer is a sequence of uvarints, varints and length-prefixed strings
 // (see footer.go for the exact order), compressed as one unit.
@@ -79,17 +96,26 @@
 //
 // # Versioning
 //
-// The writer always writes FormatLatest; the reader accepts versions in
-// [FormatMinSupported, FormatLatest] and reports anything else as corrupt.
-// A new encoding or type gets a new number; numbers are never reused.
+// The writer writes FormatLatest unless told to write an older supported
+// version (WriterOptions.FormatVersion); the reader accepts versions in
+// [FormatMinSupported, FormatLatest], and every decoder takes the version
+// it decodes. A newer version it does not read is a VersionError, anything
+// else unreadable is corrupt. A new encoding or type gets a new number;
+// numbers are never reused.
 package segment
 
 // These constants are part of the on-disk format and must not change.
 const (
 	magic = "SDSG"
 
-	FormatV1           = 1
-	FormatLatest       = FormatV1
+	// FormatV1 is the first format: one dictionary unit per chunk, row
+	// ranges per page.
+	FormatV1 = 1
+	// FormatV2 adds dictionary pages (entries read one by one), value
+	// counts and value ranges per page of numeric columns, and the
+	// encodings encHex and encIP.
+	FormatV2           = 2
+	FormatLatest       = FormatV2
 	FormatMinSupported = FormatV1
 
 	headerSize  = 8
@@ -102,7 +128,14 @@ const (
 const (
 	codecRaw  = 0
 	codecZstd = 1
+	// codecZstdHistory (FormatV2, data pages only): a zstd frame
+	// compressed with its chunk's history unit as a raw dictionary (ID
+	// historyDictID): a small page compresses about as well as a big one.
+	codecZstdHistory = 2
 )
+
+// historyDictID is the dictionary ID frames of codecZstdHistory carry.
+const historyDictID = 1
 
 // ColType is a column's physical type. Persisted.
 type ColType uint8
@@ -150,6 +183,8 @@ const (
 	encBytes   Encoding = 5
 	encUUID    Encoding = 6
 	encNone    Encoding = 7
+	encHex     Encoding = 8 // FormatV2
+	encIP      Encoding = 9 // FormatV2
 )
 
 // Validity kinds at the start of a page.
@@ -185,4 +220,13 @@ const (
 	maxSections = 64
 	// maxStatLen bounds a string min/max kept in the footer.
 	maxStatLen = 64
+	// maxDictPages bounds the dictionary pages of one chunk (the writer
+	// cuts at most maxDictEntries entries into pages of several entries).
+	maxDictPages = 1 << 16
+	// maxHexBytes bounds the binary width of an encHex value (64 hex
+	// digits: a SHA-256).
+	maxHexBytes = 32
+	// maxHistoryBytes bounds a history unit (the writer samples a few
+	// dozen KiB).
+	maxHistoryBytes = 1 << 20
 )

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math"
-	"math/bits"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -39,6 +38,31 @@ func sharedDecoder() *zstd.Decoder {
 	return decoder
 }
 
+// histDecoders pools the decoders of codec 2 units: each decodes one
+// unit at a time, against the history of that unit's chunk.
+var histDecoders sync.Pool // of *zstd.Decoder
+
+// decodeWithHistory decompresses a codecZstdHistory payload into dst.
+func decodeWithHistory(src, dst, hist []byte) ([]byte, error) {
+	d, _ := histDecoders.Get().(*zstd.Decoder)
+	if d == nil {
+		var err error
+		d, err = zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxMemory(maxUnitSize),
+			zstd.IgnoreChecksum(true),
+			zstd.WithDecoderDictRaw(historyDictID, hist))
+		if err != nil {
+			panic(fmt.Sprintf("segment: zstd decoder: %v", err)) // only bad options
+		}
+	} else if err := d.ResetWithOptions(nil, zstd.WithDecoderDictDelete(), zstd.WithDecoderDictRaw(historyDictID, hist)); err != nil {
+		return nil, err
+	}
+	out, err := d.DecodeAll(src, dst)
+	histDecoders.Put(d)
+	return out, err
+}
+
 // Reader reads one segment file. It is safe for concurrent use.
 type Reader struct {
 	f       vfs.File
@@ -48,6 +72,7 @@ type Reader struct {
 	footOff int64 // where the footer unit starts: every other unit ends before it
 	ft      *footer
 	colIdx  map[colKey]int
+	tsCol   int // the ("timestamp", TypeTimestamp) column, -1 if none
 
 	spansOnce sync.Once
 	spans     [][2]int64 // per block: first and past-last byte of its units
@@ -56,11 +81,6 @@ type Reader struct {
 type colKey struct {
 	path string
 	typ  ColType
-}
-
-type dictData struct {
-	strs []string
-	ints []int64
 }
 
 // BlockInfo describes one block.
@@ -86,11 +106,32 @@ type ChunkInfo struct {
 	// DictEntries is the dictionary size when the chunk is dictionary
 	// encoded, else 0.
 	DictEntries int
-	Pages       []PageRange
+	// Pages lists the chunk's data pages (shared: callers must not modify
+	// it).
+	Pages []PageRange
+	// StoredBytes is what the chunk's units take in the file (pages,
+	// dictionary, history).
+	StoredBytes int64
 }
 
-// PageRange is the row range of one page, relative to its block.
-type PageRange struct{ FirstRow, Rows int }
+// PageRange describes one data page of a chunk: its row range, relative
+// to its block, and (format version 2: int64, timestamp, float64 and
+// dictionary-encoded string columns) how many of its rows have a value and
+// the range of those values, so that a scan can skip pages and a
+// newest-first read can find the newest rows of a block whose rows are not
+// in time order.
+type PageRange struct {
+	FirstRow, Rows int
+	// Present is the number of rows with a value, -1 when unknown.
+	Present int
+	// HasRange says MinInt/MaxInt (int64, timestamp; for a
+	// dictionary-encoded string chunk, the codes: indexes into its sorted
+	// dictionary) or MinFloat/MaxFloat (float64, NaN left out) bound the
+	// page's values.
+	HasRange           bool
+	MinInt, MaxInt     int64
+	MinFloat, MaxFloat float64
+}
 
 // Open reads and validates the trailer and footer of a segment. path is used
 // in error messages only. The Reader takes ownership of f.
@@ -149,6 +190,7 @@ func Open(f vfs.File, path string) (*Reader, error) {
 	for i, c := range ft.cols {
 		r.colIdx[colKey{c.Path, c.Type}] = i
 	}
+	r.tsCol = r.Column("timestamp", TypeTimestamp)
 	return r, nil
 }
 
@@ -214,11 +256,23 @@ func (r *Reader) Chunk(b, col int) (ChunkInfo, bool) {
 		MinStr: c.stats.minS, MaxStr: c.stats.maxS,
 		DictEntries: c.dictEntries,
 	}
-	ci.Pages = make([]PageRange, len(c.pages))
-	for i, p := range c.pages {
-		ci.Pages[i] = PageRange{FirstRow: p.firstRow, Rows: p.rows}
-	}
+	ci.Pages = c.ranges
+	ci.StoredBytes = c.stored
 	return ci, true
+}
+
+// Version returns the file's format version.
+func (r *Reader) Version() uint8 { return r.version }
+
+// TimePages returns the pages of the timestamp column in block b, with
+// their time ranges (format version 2; version 1 pages have no range).
+// Callers must not modify the slice.
+func (r *Reader) TimePages(b int) []PageRange {
+	c := r.chunk(b, r.tsCol)
+	if c == nil {
+		return nil
+	}
+	return c.ranges
 }
 
 // Section returns the bytes of a named section, or nil if there is none.
@@ -234,37 +288,104 @@ func (r *Reader) Section(name string) ([]byte, error) {
 // readUnit reads a unit, verifies its CRC and returns its decompressed
 // payload in a buffer of its own (never reused, so values may alias it).
 func (r *Reader) readUnit(off, ln int64, section string, maxSize int) ([]byte, error) {
-	if ln < unitTrailerSize || ln > int64(maxUnitSize) {
-		return nil, corruptf(r.path, section, off, "unit length %d", ln)
+	body, pooled, err := r.readUnitBuf(off, ln, section, maxSize, false, nil)
+	if pooled {
+		panic("segment: readUnitBuf returned a pooled buffer when asked not to") // a bug, not input
 	}
-	buf := make([]byte, ln)
+	return body, err
+}
+
+// historyOf returns the history a codec 2 unit is decoded against (nil:
+// the unit may not have that codec).
+type historyOf func() ([]byte, error)
+
+// readUnitBuf reads a unit, verifies its CRC and decompresses it (codec 2
+// against the history hist returns). The bytes read from the file go
+// through a pooled buffer; with pool, the payload may be one too (pooled
+// says so), for the caller to give back with putBuf once nothing refers
+// to it.
+func (r *Reader) readUnitBuf(off, ln int64, section string, maxSize int, pool bool, hist historyOf) (body []byte, pooled bool, err error) {
+	if ln < unitTrailerSize || ln > int64(maxUnitSize) {
+		return nil, false, corruptf(r.path, section, off, "unit length %d", ln)
+	}
+	buf := getBuf(int(ln))
 	if n, err := r.f.ReadAt(buf, off); n < len(buf) {
+		putBuf(buf)
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, corruptf(r.path, section, off, "read: %v", ioCause(err))
+		return nil, false, corruptf(r.path, section, off, "read: %v", ioCause(err))
 	}
 	n := len(buf) - unitTrailerSize
 	codec := buf[n]
 	want := binary.LittleEndian.Uint32(buf[n+1:])
 	got := crc32.Update(0, castagnoli, buf[:n+1])
 	if got != want {
-		return nil, corruptf(r.path, section, off, "crc mismatch")
+		putBuf(buf)
+		return nil, false, corruptf(r.path, section, off, "crc mismatch")
 	}
 	switch codec {
 	case codecRaw:
-		return buf[:n:n], nil
-	case codecZstd:
-		out, err := sharedDecoder().DecodeAll(buf[:n], nil)
+		if pool {
+			return buf[:n], true, nil // cap kept: putBuf knows it by its class
+		}
+		out := make([]byte, n)
+		copy(out, buf)
+		putBuf(buf)
+		return out, false, nil
+	case codecZstd, codecZstdHistory:
+		var h []byte
+		if codec == codecZstdHistory {
+			if hist == nil {
+				putBuf(buf)
+				return nil, false, corruptf(r.path, section, off, "codec %d outside a chunk with a history", codec)
+			}
+			if h, err = hist(); err != nil {
+				putBuf(buf)
+				var ce *CorruptError
+				if errors.As(err, &ce) {
+					// The page cannot be read: say so at the page, whose
+					// block is what is lost.
+					return nil, false, corruptf(r.path, section, off, "history: %v", ce.Err)
+				}
+				return nil, false, err
+			}
+		}
+		var dst []byte
+		if pool {
+			// The frame header says how big the payload is: decode into a
+			// pooled buffer of that size (bounded: a corrupt size is
+			// refused, and the decoder never grows past maxUnitSize).
+			var h zstd.Header
+			if h.Decode(buf[:n]) == nil && h.HasFCS && h.FrameContentSize <= uint64(maxSize) {
+				dst = getBuf(int(h.FrameContentSize))[:0]
+				pooled = true
+			}
+		}
+		var out []byte
+		if h != nil {
+			out, err = decodeWithHistory(buf[:n], dst, h)
+		} else {
+			out, err = sharedDecoder().DecodeAll(buf[:n], dst)
+		}
+		putBuf(buf)
+		if pooled && (err != nil || cap(out) != cap(dst)) {
+			putBuf(dst) // grown (a lying header) or failed: dst is ours again
+			pooled = false
+		}
 		if err != nil {
-			return nil, corruptf(r.path, section, off, "zstd: %v", err)
+			return nil, false, corruptf(r.path, section, off, "zstd: %v", err)
 		}
 		if len(out) > maxSize {
-			return nil, corruptf(r.path, section, off, "unit of %d bytes exceeds %d", len(out), maxSize)
+			if pooled {
+				putBuf(out)
+			}
+			return nil, false, corruptf(r.path, section, off, "unit of %d bytes exceeds %d", len(out), maxSize)
 		}
-		return out, nil
+		return out, pooled, nil
 	}
-	return nil, corruptf(r.path, section, off, "unknown codec %d", codec)
+	putBuf(buf)
+	return nil, false, corruptf(r.path, section, off, "unknown codec %d", codec)
 }
 
 // cacheMode says how a read uses the shared page and dictionary caches.
@@ -272,88 +393,33 @@ type cacheMode uint8
 
 const (
 	cacheFill   cacheMode = iota // use cached units, add those read (queries)
-	cacheNoFill                  // use cached units, add none (a single pass: compaction)
+	cacheNoFill                  // use cached units, add none (a single pass: compaction, scans of much data)
 	cacheBypass                  // read every unit from the file (consistency checks)
 )
 
-// page returns a data page's decompressed body, through the page cache.
-func (r *Reader) page(off, ln int64, mode cacheMode) ([]byte, error) {
+// page returns a unit's decompressed body (a data page or a dictionary
+// page), through the page cache. pooled says the body is a pooled buffer
+// the caller gives back (putBuf) once decoded; a cached body is never
+// given back.
+func (r *Reader) page(off, ln int64, section string, mode cacheMode, hist historyOf) (body []byte, pooled bool, err error) {
 	key := pageKey{r: r, off: off}
 	if mode != cacheBypass {
 		if b, ok := pages.get(key); ok {
-			return b, nil
+			return b, false, nil
 		}
 	}
-	body, err := r.readUnit(off, ln, "page", maxUnitSize)
+	body, pooled, err = r.readUnitBuf(off, ln, section, maxUnitSize, true, hist)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if mode == cacheFill {
-		pages.put(key, body, int64(cap(body))+64)
+	if mode == cacheFill && pages.put(key, body, int64(cap(body))+64) {
+		pooled = false // the cache owns it now
 	}
-	return body, nil
+	return body, pooled, nil
 }
 
-// dict loads the dictionary of a chunk, through the dictionary cache.
-func (r *Reader) dict(b int, c *chunkMeta) (*dictData, error) { return r.dictMode(b, c, cacheFill) }
-
-func (r *Reader) dictMode(b int, c *chunkMeta, mode cacheMode) (*dictData, error) {
-	key := dictKey{r: r, b: b, col: c.col}
-	if mode != cacheBypass {
-		if d, ok := dicts.get(key); ok {
-			return d, nil
-		}
-	}
-	body, err := r.readUnit(c.dictOff, c.dictLen, "dictionary", maxUnitSize)
-	if err != nil {
-		return nil, err
-	}
-	d, err := decodeDict(body, r.ft.cols[c.col].Type, c.dictEntries)
-	if err != nil {
-		return nil, corruptf(r.path, "dictionary", c.dictOff, "%v", err)
-	}
-	if mode == cacheFill {
-		dicts.put(key, d, int64(len(body))+16*int64(len(d.strs))+8*int64(len(d.ints))+64)
-	}
-	return d, nil
-}
-
-func decodeDict(body []byte, t ColType, entries int) (*dictData, error) {
-	db := decbuf{b: body}
-	n := db.count("dictionary entries", maxBlockRows, 1)
-	if db.err == nil && n != entries {
-		return nil, fmt.Errorf("dictionary has %d entries, footer says %d", n, entries)
-	}
-	d := &dictData{}
-	if t == TypeString {
-		d.strs = make([]string, n)
-		for i := range d.strs {
-			l := db.uvarint()
-			s := db.bytes(l)
-			if db.err != nil {
-				break
-			}
-			d.strs[i] = unsafeString(s)
-			if i > 0 && d.strs[i] <= d.strs[i-1] {
-				return nil, errors.New("dictionary not sorted")
-			}
-		}
-	} else {
-		d.ints = make([]int64, n)
-		prev := int64(0)
-		for i := range d.ints {
-			prev += unzigzag(db.uvarint())
-			d.ints[i] = prev
-			if i > 0 && d.ints[i] <= d.ints[i-1] && db.err == nil {
-				return nil, errors.New("dictionary not sorted")
-			}
-		}
-	}
-	if db.err != nil {
-		return nil, db.err
-	}
-	return d, nil
-}
+// stringBytes returns the bytes of s without copying: read only.
+func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 func unsafeString(b []byte) string {
 	if len(b) == 0 {
@@ -407,70 +473,156 @@ func VecType(t ColType) vec.Type {
 }
 
 // ReadColumn decodes rows [from, to) of column col in block b into dst,
-// which is reset. Dictionary-encoded strings come back as Codes+Dict.
-// Strings alias buffers owned by nobody else and may be kept. The pages
-// read are kept in the page cache.
+// which is reset. Dictionary-encoded strings come back as Codes+Dict,
+// other strings as Bytes+Offs (copies: nothing aliases a page buffer);
+// both may be kept. The pages read are kept in the page cache.
 func (r *Reader) ReadColumn(b, col, from, to int, dst *vec.Vector) error {
 	return r.readColumn(b, col, from, to, dst, cacheFill)
 }
 
 // ReadColumnOnce is ReadColumn for a reader that reads each page once
-// (compaction, consistency checks): it uses cached pages but does not add
-// the ones it reads, which would push out those queries read again.
+// (compaction, consistency checks, a scan of much data): it uses cached
+// pages but does not add the ones it reads, which would push out those
+// queries read again.
 func (r *Reader) ReadColumnOnce(b, col, from, to int, dst *vec.Vector) error {
 	return r.readColumn(b, col, from, to, dst, cacheNoFill)
 }
 
+// ReadOptions say how a read uses the page cache and its destination.
+type ReadOptions struct {
+	// Once reads without adding the pages read to the page cache (a
+	// single pass over much data).
+	Once bool
+	// Reuse says dst is the caller's own scratch vector, never handed on
+	// (a predicate's column): the buffer its strings are copied into is
+	// kept and reused, so that strings read into it before are
+	// overwritten.
+	Reuse bool
+}
+
+func (o ReadOptions) mode() cacheMode {
+	if o.Once {
+		return cacheNoFill
+	}
+	return cacheFill
+}
+
+// Read is ReadColumn of rows [from, to) when rows is nil, else ReadRows of
+// rows, with opts.
+func (r *Reader) Read(b, col, from, to int, rows []int32, dst *vec.Vector, opts ReadOptions) error {
+	if rows != nil {
+		return r.readRowsInto(b, col, rows, dst, opts.mode(), opts.Reuse)
+	}
+	return r.readColumnInto(b, col, from, to, dst, opts.mode(), opts.Reuse)
+}
+
 func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMode) error {
+	return r.readColumnInto(b, col, from, to, dst, mode, false)
+}
+
+func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, mode cacheMode, reuse bool) error {
 	bm := &r.ft.blocks[b]
 	if from < 0 || to > bm.rows || from > to {
 		return fmt.Errorf("segment: rows [%d,%d) outside block of %d", from, to, bm.rows)
 	}
 	t := r.ft.cols[col].Type
 	n := to - from
-	prepare(dst, VecType(t), n)
+	prepare(dst, VecType(t), n, reuse)
 	c := r.chunk(b, col)
 	if c == nil {
-		dst.Nulls = vec.NewBitset(n)
-		for i := 0; i < n; i++ {
-			dst.Nulls.Set(i)
-		}
+		setAllNull(dst, n)
 		return nil
 	}
-	var dict *dictData
+	out := pageOut{dst: dst}
 	if c.enc == encDict {
-		var err error
-		if dict, err = r.dictMode(b, c, mode); err != nil {
+		dict, err := r.dictMode(b, c, mode)
+		if err != nil {
 			return err
 		}
+		out.dict = dict
 		if t == TypeString {
-			dst.Dict = dict.strs
-			if dst.Dict == nil {
-				dst.Dict = []string{}
-			}
-			dst.Codes = grow(dst.Codes, n)
-			dst.Strs = dst.Strs[:0]
+			toCodes(dst, dict.strs, n)
 		}
 	}
+	hist := r.history(c, mode)
+	reserved := false
 	for pi := range c.pages {
 		p := &c.pages[pi]
 		lo, hi := max(from, p.firstRow), min(to, p.firstRow+p.rows)
 		if lo >= hi {
 			continue
 		}
-		body, err := r.page(p.off, p.len, mode)
-		if err != nil {
+		out.off = lo - from
+		if err := r.decodeFrom(b, col, c, p, rowSel{lo: lo - p.firstRow, hi: hi - p.firstRow}, &out, mode, hist); err != nil {
 			return err
 		}
-		if err := decodePage(body, t, c, p, dict, lo-p.firstRow, hi-p.firstRow, dst, lo-from); err != nil {
-			return corruptf(r.path, "page", p.off, "column %q: %v", r.ft.cols[col].Path, err)
+		if done := hi - from; !reserved && len(dst.Offs) > 0 && done < n && len(dst.Bytes) > 0 {
+			// Strings of the rows left, at the rate of the first page: one
+			// allocation for the rest of a read of many pages.
+			rest := int64(len(dst.Bytes)) * int64(n-done) / int64(done)
+			out.reserve(int(rest + rest/8))
+			reserved = true
 		}
 	}
 	return nil
 }
 
-func prepare(v *vec.Vector, t vec.Type, n int) {
+// history returns the history unit of chunk c, read once for the pages of
+// one read, through the page cache (the pages of a block share it).
+func (r *Reader) history(c *chunkMeta, mode cacheMode) historyOf {
+	if c.histOff == 0 {
+		return nil
+	}
+	var body []byte
+	return func() ([]byte, error) {
+		if body != nil {
+			return body, nil
+		}
+		key := pageKey{r: r, off: c.histOff}
+		if mode != cacheBypass {
+			if b, ok := pages.get(key); ok {
+				body = b
+				return b, nil
+			}
+		}
+		b, err := r.readUnit(c.histOff, c.histLen, "history", maxHistoryBytes)
+		if err == nil && mode == cacheFill {
+			pages.put(key, b, int64(cap(b))+64)
+		}
+		body = b
+		return b, err
+	}
+}
+
+// decodeFrom reads page p of chunk c and decodes the rows sel wants, the
+// history (if any) through hist.
+func (r *Reader) decodeFrom(b, col int, c *chunkMeta, p *pageMeta, sel rowSel, out *pageOut, mode cacheMode, hist historyOf) error {
+	body, pooled, err := r.page(p.off, p.len, "page", mode, hist)
+	if err != nil {
+		return err
+	}
+	pv, err := parsePage(body, p.rows)
+	if err == nil {
+		err = decodePage(&pv, r.ft.cols[col].Type, c, sel, out)
+	}
+	if pooled {
+		putBuf(body)
+	}
+	var ce *CorruptError
+	if err != nil && !errors.As(err, &ce) && err != errTooBig {
+		err = corruptf(r.path, "page", p.off, "column %q block %d: %v", r.ft.cols[col].Path, b, err)
+	}
+	return err
+}
+
+// prepare resets v to n rows of vector type t. Strings start in
+// Bytes+Offs form, with an empty Bytes (reuse: the old one's capacity).
+func prepare(v *vec.Vector, t vec.Type, n int, reuse bool) {
+	keep := v.Bytes[:0]
 	v.Reset(t)
+	if reuse {
+		v.Bytes = keep
+	}
 	v.Len = n
 	switch t {
 	case vec.Bool:
@@ -480,7 +632,24 @@ func prepare(v *vec.Vector, t vec.Type, n int) {
 	case vec.Float64:
 		v.Floats = grow(v.Floats, n)
 	case vec.String:
-		v.Strs = grow(v.Strs, n)
+		v.Offs = grow(v.Offs, n+1)
+	}
+}
+
+// toCodes switches a prepared String vector to dictionary codes.
+func toCodes(v *vec.Vector, dict []string, n int) {
+	v.Dict = dict
+	if v.Dict == nil {
+		v.Dict = []string{}
+	}
+	v.Codes = grow(v.Codes, n)
+	v.Offs = v.Offs[:0]
+}
+
+func setAllNull(v *vec.Vector, n int) {
+	v.Nulls = vec.NewBitset(n)
+	for i := 0; i < n; i++ {
+		v.Nulls.Set(i)
 	}
 }
 
@@ -493,205 +662,6 @@ func grow[T any](s []T, n int) []T {
 		return s
 	}
 	return make([]T, n)
-}
-
-// decodePage writes page rows [lo, hi) into dst starting at dstOff.
-func decodePage(body []byte, t ColType, c *chunkMeta, p *pageMeta, dict *dictData, lo, hi int, dst *vec.Vector, dstOff int) error {
-	if len(body) < 1 {
-		return errShort
-	}
-	rows := p.rows
-	var bitmap []byte
-	present := rows
-	rest := body[1:]
-	switch body[0] {
-	case validAll:
-	case validBitmap:
-		nb := (rows + 7) / 8
-		if len(rest) < nb {
-			return errShort
-		}
-		bitmap, rest = rest[:nb], rest[nb:]
-		present = 0
-		for _, x := range bitmap {
-			present += bits.OnesCount8(x)
-		}
-	default:
-		return fmt.Errorf("bad validity kind %d", body[0])
-	}
-	isPresent := func(r int) bool { return bitmap == nil || bitmap[r>>3]&(1<<(r&7)) != 0 }
-	setNull := func(i int) {
-		if dst.Nulls == nil {
-			dst.Nulls = vec.NewBitset(dst.Len)
-		}
-		dst.Nulls.Set(i)
-	}
-
-	// Value index of the first row we need: present rows before lo.
-	k := 0
-	if bitmap != nil {
-		for r := 0; r < lo; r++ {
-			if isPresent(r) {
-				k++
-			}
-		}
-	} else {
-		k = lo
-	}
-
-	switch c.enc {
-	case encNone:
-		for r := lo; r < hi; r++ {
-			if isPresent(r) {
-				dst.Bools[dstOff+r-lo] = true
-			} else {
-				setNull(dstOff + r - lo)
-			}
-		}
-		return nil
-	case encBits:
-		if len(rest) < (present+7)/8 {
-			return errShort
-		}
-		for r := lo; r < hi; r++ {
-			if isPresent(r) {
-				dst.Bools[dstOff+r-lo] = rest[k>>3]&(1<<(k&7)) != 0
-				k++
-			} else {
-				setNull(dstOff + r - lo)
-			}
-		}
-		return nil
-	case encPlain64:
-		if len(rest) < 8*present {
-			return errShort
-		}
-		for r := lo; r < hi; r++ {
-			if isPresent(r) {
-				u := binary.LittleEndian.Uint64(rest[8*k:])
-				if t == TypeFloat64 {
-					dst.Floats[dstOff+r-lo] = math.Float64frombits(u)
-				} else {
-					dst.Ints[dstOff+r-lo] = int64(u)
-				}
-				k++
-			} else {
-				setNull(dstOff + r - lo)
-			}
-		}
-		return nil
-	case encDelta:
-		// Sequential: decode from the page start. The loop reads varints
-		// by index into a local slice: a decbuf's reslicing through a
-		// pointer costs a GC write barrier per value while GC runs.
-		prev := int64(0)
-		vi, pos := 0, 0
-		for r := 0; r < hi; r++ {
-			if !isPresent(r) {
-				if r >= lo {
-					setNull(dstOff + r - lo)
-				}
-				continue
-			}
-			x, n := binary.Uvarint(rest[pos:])
-			if n <= 0 {
-				return errShort
-			}
-			pos += n
-			prev += unzigzag(x)
-			vi++
-			if r >= lo {
-				dst.Ints[dstOff+r-lo] = prev
-			}
-		}
-		if vi > present {
-			return errors.New("delta values exceed present count")
-		}
-		return nil
-	case encDict:
-		w := int(c.width)
-		if len(rest) < w*present {
-			return errShort
-		}
-		nd := len(dict.strs) + len(dict.ints)
-		for r := lo; r < hi; r++ {
-			if !isPresent(r) {
-				setNull(dstOff + r - lo)
-				continue
-			}
-			var code uint32
-			switch w {
-			case 1:
-				code = uint32(rest[k])
-			case 2:
-				code = uint32(binary.LittleEndian.Uint16(rest[2*k:]))
-			default:
-				code = binary.LittleEndian.Uint32(rest[4*k:])
-			}
-			k++
-			if int(code) >= nd {
-				return fmt.Errorf("dictionary code %d of %d", code, nd)
-			}
-			if t == TypeString {
-				dst.Codes[dstOff+r-lo] = code
-			} else {
-				dst.Ints[dstOff+r-lo] = dict.ints[code]
-			}
-		}
-		return nil
-	case encUUID:
-		if len(rest) < 16*present {
-			return errShort
-		}
-		text := make([]byte, 0, 36*(hi-lo))
-		for r := lo; r < hi; r++ {
-			if !isPresent(r) {
-				setNull(dstOff + r - lo)
-				continue
-			}
-			start := len(text)
-			text = appendUUIDText(text, rest[16*k:16*k+16])
-			dst.Strs[dstOff+r-lo] = unsafeString(text[start:len(text):len(text)])
-			k++
-		}
-		return nil
-	case encBytes:
-		// Lengths of all present values, then the bytes.
-		lens := make([]uint32, present)
-		total := uint64(0)
-		pos := 0
-		for i := range lens {
-			l, n := binary.Uvarint(rest[pos:])
-			if n <= 0 || l > uint64(len(rest)) {
-				return errShort
-			}
-			pos += n
-			lens[i] = uint32(l)
-			total += l
-		}
-		data := rest[pos:]
-		if uint64(len(data)) < total {
-			return errShort
-		}
-		off := uint64(0)
-		vi := 0
-		for r := 0; r < hi; r++ {
-			if !isPresent(r) {
-				if r >= lo {
-					setNull(dstOff + r - lo)
-				}
-				continue
-			}
-			l := uint64(lens[vi])
-			if r >= lo {
-				dst.Strs[dstOff+r-lo] = unsafeString(data[off : off+l])
-			}
-			off += l
-			vi++
-		}
-		return nil
-	}
-	return fmt.Errorf("unknown encoding %d", c.enc)
 }
 
 // Check reads every unit of the segment, verifying checksums and that every
@@ -762,8 +732,8 @@ func (r *Reader) BlockAt(off int64) int {
 				hi = max(hi, o+l)
 			}
 			for _, c := range r.ft.blocks[b].chunks {
-				if c.dictEntries > 0 {
-					note(c.dictOff, c.dictLen)
+				for _, d := range c.dict {
+					note(d.off, d.len)
 				}
 				for _, p := range c.pages {
 					note(p.off, p.len)
@@ -792,28 +762,74 @@ func (r *Reader) ReadUnit(off, length int64) ([]byte, error) {
 	return r.readUnit(off, length, "unit", maxUnitSize)
 }
 
-// ReadRows decodes the given rows (block-relative, ascending) of column col
-// in block b into dst, compacted: dst row i is rows[i]. Only the pages
-// holding those rows are read.
-func (r *Reader) ReadRows(b, col int, rows []int32, dst *vec.Vector, scratch *vec.Vector) error {
+// ReadRows decodes the given rows (block-relative, in any order, repeats
+// allowed; ascending is cheapest) of column col in block b into dst,
+// compacted: dst row i is rows[i]. Only the pages
+// holding those rows are read, and of a dictionary-encoded chunk not in
+// the dictionary cache, when the rows are few, only the dictionary pages
+// holding their entries: such strings come back as Bytes+Offs instead of
+// codes. The pages read are kept in the page cache.
+func (r *Reader) ReadRows(b, col int, rows []int32, dst *vec.Vector) error {
+	return r.readRows(b, col, rows, dst, cacheFill)
+}
+
+// ReadRowsOnce is ReadRows without adding the pages read to the cache.
+func (r *Reader) ReadRowsOnce(b, col int, rows []int32, dst *vec.Vector) error {
+	return r.readRows(b, col, rows, dst, cacheNoFill)
+}
+
+func (r *Reader) readRows(b, col int, rows []int32, dst *vec.Vector, mode cacheMode) error {
+	return r.readRowsInto(b, col, rows, dst, mode, false)
+}
+
+func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode cacheMode, reuse bool) error {
+	bm := &r.ft.blocks[b]
 	t := r.ft.cols[col].Type
 	n := len(rows)
-	prepare(dst, VecType(t), n)
+	for i, x := range rows {
+		if x < 0 || int(x) >= bm.rows {
+			return fmt.Errorf("segment: row %d outside the block of %d rows", x, bm.rows)
+		}
+		if i > 0 && x <= rows[i-1] {
+			return r.readRowsAnyOrder(b, col, rows, dst, mode)
+		}
+	}
+	prepare(dst, VecType(t), n, reuse)
 	c := r.chunk(b, col)
 	if c == nil {
-		dst.Nulls = vec.NewBitset(n)
-		for i := 0; i < n; i++ {
-			dst.Nulls.Set(i)
-		}
+		setAllNull(dst, n)
 		return nil
 	}
+	out := pageOut{dst: dst}
+	if c.enc == encDict {
+		look, err := r.newDictLookup(b, c, mode)
+		if err != nil {
+			return err
+		}
+		switch {
+		case look.full != nil:
+			out.dict = look.full
+		case n*8 <= c.dictEntries:
+			// Few rows of a big dictionary: read the entries they use.
+			out.look = look
+			defer look.release()
+		default:
+			if out.dict, err = r.dictMode(b, c, mode); err != nil {
+				return err
+			}
+		}
+		if out.dict != nil && t == TypeString {
+			toCodes(dst, out.dict.strs, n)
+		}
+	}
 	i := 0
+	hist := r.history(c, mode)
 	for pi := range c.pages {
-		p := &c.pages[pi]
-		end := int32(p.firstRow + p.rows)
 		if i >= n {
 			break
 		}
+		p := &c.pages[pi]
+		end := int32(p.firstRow + p.rows)
 		if rows[i] >= end {
 			continue
 		}
@@ -821,38 +837,51 @@ func (r *Reader) ReadRows(b, col int, rows []int32, dst *vec.Vector, scratch *ve
 		for j < n && rows[j] < end {
 			j++
 		}
-		lo, hi := int(rows[i]), int(rows[j-1])+1
-		if err := r.ReadColumn(b, col, lo, hi, scratch); err != nil {
+		out.off = i
+		if err := r.decodeFrom(b, col, c, p, rowSel{list: rows[i:j], base: p.firstRow}, &out, mode, hist); err != nil {
 			return err
 		}
-		if scratch.Dict != nil && dst.Dict == nil {
-			dst.Dict = scratch.Dict
-			dst.Codes = grow(dst.Codes, n)
-			dst.Strs = dst.Strs[:0]
-		}
-		for k := i; k < j; k++ {
-			src := int(rows[k]) - lo
-			if scratch.IsNull(src) {
-				if dst.Nulls == nil {
-					dst.Nulls = vec.NewBitset(n)
-				}
-				dst.Nulls.Set(k)
-				continue
-			}
-			switch {
-			case scratch.Dict != nil:
-				dst.Codes[k] = scratch.Codes[src]
-			case scratch.Type == vec.Bool:
-				dst.Bools[k] = scratch.Bools[src]
-			case scratch.Type == vec.Float64:
-				dst.Floats[k] = scratch.Floats[src]
-			case scratch.Type == vec.String:
-				dst.Strs[k] = scratch.Strs[src]
-			default:
-				dst.Ints[k] = scratch.Ints[src]
-			}
-		}
 		i = j
+	}
+	return nil
+}
+
+// readRowsAnyOrder reads rows that are not strictly ascending: the
+// distinct rows in ascending order, then each requested row from them.
+func (r *Reader) readRowsAnyOrder(b, col int, rows []int32, dst *vec.Vector, mode cacheMode) error {
+	uniq := slices.Clone(rows)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	var tmp vec.Vector
+	if err := r.readRowsInto(b, col, uniq, &tmp, mode, false); err != nil {
+		return err
+	}
+	n := len(rows)
+	prepare(dst, tmp.Type, n, false)
+	if tmp.Dict != nil {
+		toCodes(dst, tmp.Dict, n)
+	}
+	for i, x := range rows {
+		k, _ := slices.BinarySearch(uniq, x)
+		if tmp.IsNull(k) {
+			if dst.Nulls == nil {
+				dst.Nulls = vec.NewBitset(n)
+			}
+			dst.Nulls.Set(i)
+		}
+		switch {
+		case tmp.Dict != nil:
+			dst.Codes[i] = tmp.Codes[k]
+		case tmp.Type == vec.String:
+			dst.Bytes = append(dst.Bytes, tmp.BytesAt(k)...)
+			dst.Offs[i+1] = uint32(len(dst.Bytes))
+		case tmp.Type == vec.Bool:
+			dst.Bools[i] = tmp.Bools[k]
+		case tmp.Type == vec.Float64:
+			dst.Floats[i] = tmp.Floats[k]
+		default:
+			dst.Ints[i] = tmp.Ints[k]
+		}
 	}
 	return nil
 }
@@ -863,7 +892,9 @@ func (r *Reader) ColumnBytes() []int64 {
 	out := make([]int64, len(r.ft.cols))
 	for _, b := range r.ft.blocks {
 		for _, c := range b.chunks {
-			out[c.col] += c.dictLen
+			for _, d := range c.dict {
+				out[c.col] += d.len
+			}
 			for _, p := range c.pages {
 				out[c.col] += p.len
 			}
@@ -890,7 +921,7 @@ func (r *Reader) readUnitRaw(off, ln int64, section string) (raw, payload []byte
 	if crc32.Update(0, castagnoli, buf[:n+1]) != binary.LittleEndian.Uint32(buf[n+1:]) {
 		return nil, nil, 0, corruptf(r.path, section, off, "crc mismatch")
 	}
-	if codec != codecRaw && codec != codecZstd {
+	if codec != codecRaw && codec != codecZstd && (codec != codecZstdHistory || r.version < FormatV2) {
 		return nil, nil, 0, corruptf(r.path, section, off, "unknown codec %d", codec)
 	}
 	return buf, buf[:n], codec, nil

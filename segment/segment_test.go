@@ -422,7 +422,7 @@ func TestCorruption(t *testing.T) {
 	fs := vfs.NewMemFS()
 	fs.MkdirAll("/d")
 	cols := makeColumns(3000, 5)
-	writeSegment(t, fs, "/d/good.seg", cols, 1000, &WriterOptions{PageBytes: 4096})
+	writeSegment(t, fs, "/d/good.seg", cols, 1000, &WriterOptions{PageBytes: 4096, HistoryBytes: 2048})
 	good, err := vfs.ReadFile(fs, "/d/good.seg")
 	if err != nil {
 		t.Fatal(err)
@@ -433,9 +433,21 @@ func TestCorruption(t *testing.T) {
 	var dictOff int64
 	for _, c := range blk.chunks {
 		if c.dictEntries > 0 {
-			dictOff = c.dictOff
+			dictOff = c.dict[0].off
 			break
 		}
+	}
+	var histOff, lastDictOff int64
+	for _, c := range blk.chunks {
+		if c.histOff > 0 && histOff == 0 {
+			histOff = c.histOff
+		}
+		if len(c.dict) > 1 {
+			lastDictOff = c.dict[len(c.dict)-1].off
+		}
+	}
+	if histOff == 0 || lastDictOff == 0 {
+		t.Fatal("the segment should have a history and a paged dictionary in block 1")
 	}
 	secOff := r.ft.sections[0].off
 	footOff := int64(len(good)) - trailerSize - 10
@@ -459,6 +471,10 @@ func TestCorruption(t *testing.T) {
 		{"flipped byte in footer", flip(footOff), "footer"},
 		{"flipped byte in page", flip(pageOff + 3), "page"},
 		{"flipped byte in dictionary", flip(dictOff + 1), "dictionary"},
+		{"flipped byte in a later dictionary page", flip(lastDictOff + 1), "dictionary"},
+		// A damaged history makes its chunk's pages unreadable: the error
+		// names a page of the block, not the history.
+		{"flipped byte in history", flip(histOff + 2), "page"},
 		{"flipped byte in index section", flip(secOff + 2), "section extra"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -485,6 +501,11 @@ func TestCorruption(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), name) {
 				t.Fatalf("message %q does not name the file", err)
+			}
+			if tc.section == "page" || tc.section == "dictionary" {
+				if b := r.BlockAt(ce.Offset); b != 1 {
+					t.Fatalf("damage at offset %d placed in block %d, want 1", ce.Offset, b)
+				}
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/internal/vfs"
 )
 
@@ -20,9 +21,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // defaults.
 type WriterOptions struct {
 	// PageBytes is the target encoded size of a data page before
-	// compression. Smaller pages let a query that needs a few rows
-	// decompress less; larger pages compress better. Default 1 MiB (pages also
-	// stop at PageRows rows).
+	// compression: a page ends at the row where its values reach it, or
+	// at PageRows rows. Wide text columns (messages, URLs) end their pages
+	// by size, narrow ones (timestamps, numbers, dictionary codes) by row
+	// count, so that a read of a few rows decompresses a page of at most
+	// about PageBytes per column. Smaller pages let such reads decompress
+	// less; larger pages compress better (see HistoryBytes). Default
+	// DefaultPageBytes.
 	PageBytes int
 	// ZstdLevel is the klauspost/compress zstd level: 1 fastest, 2 default,
 	// 3 better, 4 best. Default 1.
@@ -32,10 +37,35 @@ type WriterOptions struct {
 	// small last page even for narrow columns (timestamps, dictionary
 	// codes) that would otherwise fill a block's worth of rows per page.
 	PageRows int
+	// DictPageBytes is the target size of a dictionary page (format
+	// version 2): a read of one entry decompresses one page. Default
+	// DefaultDictPageBytes.
+	DictPageBytes int
+	// HistoryBytes, when positive, gives each chunk of plain bytes cut
+	// into several pages a history (format version 2): a sample of its
+	// values of about that size, which its pages are compressed against,
+	// so that small pages compress about as well as big ones (64 KiB pages
+	// with 32 KiB histories take the bytes of 256 KiB pages). The price:
+	// such pages decompress about half as fast (klauspost/compress decodes
+	// frames with a dictionary without its assembly loop). 0 (the default)
+	// writes none.
+	HistoryBytes int
+	// FormatVersion is the format version to write, FormatMinSupported to
+	// FormatLatest (default FormatLatest). Writing an older version serves
+	// tests and files meant for an older Sediment.
+	FormatVersion uint8
 }
 
+// Defaults of WriterOptions.
+const (
+	DefaultPageBytes     = 128 << 10
+	DefaultPageRows      = 8192
+	DefaultDictPageBytes = 16 << 10
+)
+
 func (o *WriterOptions) withDefaults() WriterOptions {
-	out := WriterOptions{PageBytes: 1 << 20, ZstdLevel: 1, PageRows: 8192}
+	out := WriterOptions{PageBytes: DefaultPageBytes, ZstdLevel: 1, PageRows: DefaultPageRows,
+		DictPageBytes: DefaultDictPageBytes, FormatVersion: FormatLatest}
 	if o != nil {
 		if o.PageBytes > 0 {
 			out.PageBytes = o.PageBytes
@@ -45,6 +75,15 @@ func (o *WriterOptions) withDefaults() WriterOptions {
 		}
 		if o.ZstdLevel >= 1 && o.ZstdLevel <= 4 {
 			out.ZstdLevel = o.ZstdLevel
+		}
+		if o.DictPageBytes > 0 {
+			out.DictPageBytes = o.DictPageBytes
+		}
+		if o.HistoryBytes > 0 {
+			out.HistoryBytes = min(o.HistoryBytes, maxHistoryBytes)
+		}
+		if o.FormatVersion >= FormatMinSupported && o.FormatVersion <= FormatLatest {
+			out.FormatVersion = o.FormatVersion
 		}
 	}
 	return out
@@ -68,7 +107,31 @@ type ElemField struct {
 var (
 	encodersMu sync.Mutex
 	encoders   [5]*zstd.Encoder
+	// histEncoders pool, per level, the encoders writers compress pages
+	// against a history with (one writer at a time: the history is the
+	// encoder's state).
+	histEncoders [5]sync.Pool
 )
+
+// histEncoder returns an encoder of level compressing against hist.
+func histEncoder(level int, hist []byte) *zstd.Encoder {
+	if e, ok := histEncoders[level].Get().(*zstd.Encoder); ok {
+		if err := e.ResetWithOptions(nil, zstd.WithEncoderDictRaw(historyDictID, hist)); err == nil {
+			return e
+		}
+	}
+	e, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.EncoderLevel(level)),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(1<<20),
+		zstd.WithZeroFrames(true),
+		zstd.WithEncoderCRC(false),
+		zstd.WithEncoderDictRaw(historyDictID, hist))
+	if err != nil {
+		panic(fmt.Sprintf("segment: zstd encoder: %v", err)) // only bad options
+	}
+	return e
+}
 
 // encoderFor returns the shared encoder of a level; EncodeAll is safe for
 // concurrent use, so one per level serves every writer.
@@ -96,11 +159,12 @@ func encoderFor(level int) *zstd.Encoder {
 // Writer writes one segment file. Use it from one goroutine: WriteBlock for
 // each block in time order, AddSection for each section, then Finish.
 type Writer struct {
-	f    vfs.File
-	bw   *bufio.Writer
-	off  int64
-	opts WriterOptions
-	enc  *zstd.Encoder
+	f       vfs.File
+	bw      *bufio.Writer
+	off     int64
+	opts    WriterOptions
+	enc     *zstd.Encoder
+	version uint8
 
 	cols     []ColumnDesc
 	blocks   []blockMeta
@@ -115,6 +179,9 @@ type Writer struct {
 	scratch []byte
 	comp    []byte
 	err     error
+
+	hist    []byte        // the history of the chunk being written
+	histEnc *zstd.Encoder // compresses against hist
 }
 
 // NewWriter starts a segment in f (which must be empty) with the given
@@ -149,7 +216,8 @@ func NewWriter(f vfs.File, cols []ColumnDesc, opts *WriterOptions) (*Writer, err
 		return nil, errors.New("segment: no timestamp column")
 	}
 	w.enc = encoderFor(w.opts.ZstdLevel)
-	hdr := []byte{magic[0], magic[1], magic[2], magic[3], FormatLatest, 0, 0, 0}
+	w.version = w.opts.FormatVersion
+	hdr := []byte{magic[0], magic[1], magic[2], magic[3], w.version, 0, 0, 0}
 	w.write(hdr)
 	return w, w.err
 }
@@ -166,13 +234,25 @@ func (w *Writer) write(p []byte) {
 // writeUnit compresses payload (when that pays) and writes it as a unit,
 // returning its offset and length.
 func (w *Writer) writeUnit(payload []byte, compress bool) (int64, int64) {
+	return w.writeUnitWith(payload, compress, nil)
+}
+
+// writeUnitWith is writeUnit compressing with histEnc (against the
+// chunk's history, codec 2) when it is not nil.
+func (w *Writer) writeUnitWith(payload []byte, compress bool, histEnc *zstd.Encoder) (int64, int64) {
 	off := w.off
 	codec := byte(codecRaw)
 	body := payload
 	if compress && len(payload) > 64 {
-		w.comp = w.enc.EncodeAll(payload, w.comp[:0])
+		zc := byte(codecZstd)
+		if histEnc != nil {
+			w.comp = histEnc.EncodeAll(payload, w.comp[:0])
+			zc = codecZstdHistory
+		} else {
+			w.comp = w.enc.EncodeAll(payload, w.comp[:0])
+		}
 		if len(w.comp) < len(payload)-len(payload)/32 {
-			codec, body = codecZstd, w.comp
+			codec, body = zc, w.comp
 		}
 	}
 	crc := crc32.Update(0, castagnoli, body)
@@ -260,15 +340,27 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 			return errors.New("segment: timestamp column differs from the block's timestamps")
 		}
 	}
-	p := planChunk(w.cols[ci].Type, d, rows)
+	t := w.cols[ci].Type
+	p := planChunk(t, d, rows, w.version)
 	if p.present == 0 {
 		return nil
 	}
+	if p.enc == encHex || p.enc == encIP {
+		w.trialText(p, t, d, rows)
+	}
 	cm := chunkMeta{col: ci, enc: p.enc, width: p.width, present: p.present, stats: p.stats}
 	if p.enc == encDict {
-		w.scratch = p.appendDict(w.scratch[:0])
 		cm.dictEntries = len(p.dictStrs) + len(p.dictInts)
-		cm.dictOff, cm.dictLen = w.writeUnit(w.scratch, true)
+		w.writeDict(p, &cm)
+	}
+	pageStatsOn := w.version >= FormatV2 && (t == TypeInt64 || t == TypeTimestamp || t == TypeFloat64 ||
+		t == TypeString && p.enc == encDict)
+	if pageStatsOn {
+		cm.stats.flags |= statPages
+	}
+	var histEnc *zstd.Encoder
+	if p.enc == encBytes && w.version >= FormatV2 && w.opts.HistoryBytes > 0 {
+		histEnc = w.writeHistory(p, d, rows, &cm)
 	}
 	// Cut pages by estimated encoded size, never more of them than a
 	// reader accepts (huge values in a huge block).
@@ -277,14 +369,110 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 	for r := 0; r < rows; r++ {
 		size += p.rowCost(d, r)
 		if ((size >= w.opts.PageBytes || r+1-from >= w.opts.PageRows) && r+1-from >= minPageRows) || r == rows-1 {
-			w.scratch = p.appendPage(w.scratch[:0], w.cols[ci].Type, d, from, r+1)
-			off, ln := w.writeUnit(w.scratch, true)
-			cm.pages = append(cm.pages, pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln})
+			w.scratch = p.appendPage(w.scratch[:0], t, d, from, r+1)
+			off, ln := w.writeUnitWith(w.scratch, true, histEnc)
+			pm := pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln, present: -1}
+			if pageStatsOn {
+				pageStats(t, p, d, from, r+1, &pm)
+			}
+			cm.pages = append(cm.pages, pm)
 			from, size = r+1, 0
 		}
 	}
 	bm.chunks = append(bm.chunks, cm)
 	return w.err
+}
+
+// writeHistory writes the history of a chunk of plain bytes whose values
+// fill several pages, and returns the encoder that compresses its pages
+// against it (nil: the chunk has no history). The history is values
+// sampled evenly over the chunk, about HistoryBytes of them.
+func (w *Writer) writeHistory(p *chunkPlan, d *ColumnData, rows int, cm *chunkMeta) *zstd.Encoder {
+	total := 0
+	for r := 0; r < rows; r++ {
+		total += p.rowCost(d, r)
+	}
+	if total < 2*w.opts.PageBytes {
+		return nil // one page, or about: nothing to share
+	}
+	// Every step-th present value, from the middle of the first step.
+	step := max(1, total/w.opts.HistoryBytes)
+	w.hist = w.hist[:0]
+	k := 0
+	for r := 0; r < rows && len(w.hist) < w.opts.HistoryBytes; r++ {
+		if !d.present(r) {
+			continue
+		}
+		if k%step == step/2 {
+			s := d.str(r)
+			w.hist = append(w.hist, s[:min(len(s), w.opts.HistoryBytes-len(w.hist))]...)
+		}
+		k++
+	}
+	if len(w.hist) == 0 {
+		return nil
+	}
+	cm.histOff, cm.histLen = w.writeUnit(w.hist, true)
+	return w.histEncoderFor(w.hist)
+}
+
+// histEncoderFor sets the writer's history encoder to compress against
+// hist (which must not change while it is used).
+func (w *Writer) histEncoderFor(hist []byte) *zstd.Encoder {
+	if w.histEnc == nil {
+		w.histEnc = histEncoder(w.opts.ZstdLevel, hist)
+	} else if err := w.histEnc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(historyDictID, hist)); err != nil {
+		w.histEnc = histEncoder(w.opts.ZstdLevel, hist)
+	}
+	return w.histEnc
+}
+
+// trialRows is how many rows trialText compresses each way.
+const trialRows = 2048
+
+// trialText keeps a binary text encoding only if the first rows of the
+// chunk compress smaller with it than as plain bytes: values that repeat
+// (the IP addresses of a few clients) compress better as text, where zstd
+// finds the repeats whole.
+func (w *Writer) trialText(p *chunkPlan, t ColType, d *ColumnData, rows int) {
+	n := min(rows, trialRows)
+	// What a unit of the page would take: compressed, or raw when that is
+	// not smaller (writeUnit's rule).
+	stored := func() int {
+		w.scratch = p.appendPage(w.scratch[:0], t, d, 0, n)
+		w.comp = w.enc.EncodeAll(w.scratch, w.comp[:0])
+		if len(w.comp) < len(w.scratch)-len(w.scratch)/32 {
+			return len(w.comp)
+		}
+		return len(w.scratch)
+	}
+	binarySize := stored()
+	enc, width := p.enc, p.width
+	p.enc, p.width = encBytes, 0
+	if binarySize < stored() {
+		p.enc, p.width = enc, width
+	}
+}
+
+// writeDict writes a dictionary-encoded chunk's dictionary: one unit in
+// version 1, pages of about DictPageBytes in version 2.
+func (w *Writer) writeDict(p *chunkPlan, cm *chunkMeta) {
+	if w.version == FormatV1 {
+		w.scratch = p.appendDict(w.scratch[:0])
+		off, ln := w.writeUnit(w.scratch, true)
+		cm.dict = []dictPageMeta{{entries: cm.dictEntries, off: off, len: ln}}
+		return
+	}
+	from, size := 0, 0
+	for i := 0; i < cm.dictEntries; i++ {
+		size += p.dictEntryBytes(i)
+		if size >= w.opts.DictPageBytes || i == cm.dictEntries-1 {
+			w.scratch = p.appendDictPage(w.scratch[:0], from, i+1)
+			off, ln := w.writeUnit(w.scratch, true)
+			cm.dict = append(cm.dict, dictPageMeta{first: from, entries: i + 1 - from, off: off, len: ln})
+			from, size = i+1, 0
+		}
+	}
 }
 
 // EndBlock finishes the current block.
@@ -303,14 +491,7 @@ func (w *Writer) EndBlock() error {
 	}
 	// Chunks in column order, as a reader of the footer expects them.
 	slices.SortFunc(bm.chunks, func(a, b chunkMeta) int { return a.col - b.col })
-	if len(w.blocks) == 0 || bm.minTime < w.minTime {
-		w.minTime = bm.minTime
-	}
-	if len(w.blocks) == 0 || bm.maxTime > w.maxTime {
-		w.maxTime = bm.maxTime
-	}
-	w.blocks = append(w.blocks, *bm)
-	w.rows += bm.rows
+	w.addBlock(*bm)
 	return w.err
 }
 
@@ -379,7 +560,7 @@ func (w *Writer) Finish() error {
 	var tr [trailerSize]byte
 	binary.LittleEndian.PutUint64(tr[0:], uint64(off))
 	binary.LittleEndian.PutUint32(tr[8:], uint32(ln))
-	tr[12] = FormatLatest
+	tr[12] = w.version
 	copy(tr[16:], magic)
 	w.write(tr[:])
 	if w.err != nil {
@@ -387,6 +568,10 @@ func (w *Writer) Finish() error {
 	}
 	if err := w.bw.Flush(); err != nil {
 		return err
+	}
+	if w.histEnc != nil {
+		histEncoders[w.opts.ZstdLevel].Put(w.histEnc)
+		w.histEnc, w.hist = nil, nil
 	}
 	return w.f.Sync()
 }
@@ -410,7 +595,10 @@ func (w *Writer) WriteUnit(payload []byte) (off, length int64, err error) {
 // the block is copied (checksums verified on the way), so nothing is
 // decoded and re-planned. colMap maps r's column indexes to this writer's
 // directory. With recompress, each unit's payload is compressed again at
-// this writer's level (worth it when r was written at a faster level).
+// this writer's level (worth it when r was written at a faster level). A
+// block of a segment in another format version is written again instead
+// (decoded and encoded as WriteBlock would), so that compaction turns old
+// segments into the version this writer writes.
 func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) error {
 	if w.cur != nil {
 		return errors.New("segment: a block is still open")
@@ -419,18 +607,39 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 		return w.err
 	}
 	src := &r.ft.blocks[b]
+	for _, c := range src.chunks {
+		if c.col >= len(colMap) || colMap[c.col] < 0 || colMap[c.col] >= len(w.cols) {
+			return fmt.Errorf("segment: copied column %d has no place", c.col)
+		}
+		if w.cols[colMap[c.col]].Type != r.ft.cols[c.col].Type {
+			return fmt.Errorf("segment: copied column %q changes type", r.ft.cols[c.col].Path)
+		}
+	}
+	if r.version != w.version {
+		return w.rewriteBlock(r, b, colMap)
+	}
 	bm := blockMeta{rows: src.rows, firstRow: w.rows, minTime: src.minTime, maxTime: src.maxTime}
+	// hist is the history of the chunk being copied, for recompressing
+	// its pages.
+	var hist []byte
 	copyUnit := func(off, ln int64, section string) (int64, int64, error) {
 		raw, payload, codec, err := r.readUnitRaw(off, ln, section)
 		if err != nil {
 			return 0, 0, err
 		}
-		if recompress && codec == codecZstd {
-			plain, err := sharedDecoder().DecodeAll(payload, nil)
+		if recompress && (codec == codecZstd || codec == codecZstdHistory && hist != nil) {
+			var plain []byte
+			var histEnc *zstd.Encoder
+			if codec == codecZstdHistory {
+				plain, err = decodeWithHistory(payload, nil, hist)
+				histEnc = w.histEncoderFor(hist)
+			} else {
+				plain, err = sharedDecoder().DecodeAll(payload, nil)
+			}
 			if err != nil {
 				return 0, 0, corruptf(r.path, section, off, "zstd: %v", err)
 			}
-			noff, nln := w.writeUnit(plain, true)
+			noff, nln := w.writeUnitWith(plain, true, histEnc)
 			return noff, nln, w.err
 		}
 		noff := w.off
@@ -438,20 +647,30 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 		return noff, w.off - noff, w.err
 	}
 	for _, c := range src.chunks {
-		if c.col >= len(colMap) || colMap[c.col] < 0 || colMap[c.col] >= len(w.cols) {
-			return fmt.Errorf("segment: copied column %d has no place", c.col)
-		}
 		nc := c
 		nc.col = colMap[c.col]
-		if w.cols[nc.col].Type != r.ft.cols[c.col].Type {
-			return fmt.Errorf("segment: copied column %q changes type", r.ft.cols[c.col].Path)
-		}
-		if c.dictEntries > 0 {
-			off, ln, err := copyUnit(c.dictOff, c.dictLen, "dictionary")
+		hist = nil
+		if c.histOff > 0 {
+			if recompress {
+				var err error
+				if hist, err = r.readUnit(c.histOff, c.histLen, "history", maxHistoryBytes); err != nil {
+					return err
+				}
+			}
+			off, ln, err := copyUnit(c.histOff, c.histLen, "history")
 			if err != nil {
 				return err
 			}
-			nc.dictOff, nc.dictLen = off, ln
+			nc.histOff, nc.histLen = off, ln
+		}
+		nc.dict = make([]dictPageMeta, len(c.dict))
+		for i, d := range c.dict {
+			off, ln, err := copyUnit(d.off, d.len, "dictionary")
+			if err != nil {
+				return err
+			}
+			nc.dict[i] = d
+			nc.dict[i].off, nc.dict[i].len = off, ln
 		}
 		nc.pages = make([]pageMeta, len(c.pages))
 		for i, p := range c.pages {
@@ -459,11 +678,18 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 			if err != nil {
 				return err
 			}
-			nc.pages[i] = pageMeta{firstRow: p.firstRow, rows: p.rows, off: off, len: ln}
+			nc.pages[i] = p
+			nc.pages[i].off, nc.pages[i].len = off, ln
 		}
 		bm.chunks = append(bm.chunks, nc)
 	}
 	slices.SortFunc(bm.chunks, func(a, b chunkMeta) int { return a.col - b.col })
+	w.addBlock(bm)
+	return w.err
+}
+
+// addBlock records a finished block.
+func (w *Writer) addBlock(bm blockMeta) {
 	if len(w.blocks) == 0 || bm.minTime < w.minTime {
 		w.minTime = bm.minTime
 	}
@@ -471,6 +697,60 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 		w.maxTime = bm.maxTime
 	}
 	w.blocks = append(w.blocks, bm)
-	w.rows += src.rows
-	return w.err
+	w.rows += bm.rows
+}
+
+// rewriteBlock decodes block b of r, a column at a time, and writes it as
+// a new block (pages, dictionaries and encodings of this writer's
+// version).
+func (w *Writer) rewriteBlock(r *Reader, b int, colMap []int) error {
+	src := &r.ft.blocks[b]
+	var v vec.Vector
+	var ts ColumnData
+	tsIn := r.Column("timestamp", TypeTimestamp)
+	if tsIn < 0 {
+		return corruptf(r.path, "footer", -1, "no timestamp column")
+	}
+	if err := r.readColumn(b, tsIn, 0, src.rows, &v, cacheNoFill); err != nil {
+		return err
+	}
+	columnDataOf(&v, TypeTimestamp, &ts)
+	if err := w.BeginBlock(src.rows, &ts); err != nil {
+		return err
+	}
+	var d ColumnData
+	for _, c := range src.chunks {
+		t := r.ft.cols[c.col].Type
+		if err := r.readColumn(b, c.col, 0, src.rows, &v, cacheNoFill); err != nil {
+			w.cur, w.curCols = nil, nil
+			return err
+		}
+		columnDataOf(&v, t, &d)
+		if err := w.WriteColumn(colMap[c.col], &d); err != nil {
+			return err
+		}
+	}
+	return w.EndBlock()
+}
+
+// columnDataOf makes a decoded column writable again (d aliases v).
+func columnDataOf(v *vec.Vector, t ColType, d *ColumnData) {
+	*d = ColumnData{Nulls: v.Nulls}
+	switch t {
+	case TypeBool, TypeObject:
+		d.Bools = v.Bools
+	case TypeInt64, TypeTimestamp:
+		d.Ints = v.Ints
+	case TypeFloat64:
+		d.Floats = v.Floats
+	default:
+		if v.Dict != nil {
+			d.Codes, d.Dict = v.Codes, v.Dict
+			return
+		}
+		d.Strs = make([]string, v.Len)
+		for i := range d.Strs {
+			d.Strs[i] = v.StringAt(i)
+		}
+	}
 }

@@ -349,6 +349,8 @@ func gather(v *vec.Vector, rows []int32) *vec.Vector {
 		for i, r := range rows {
 			out.Floats[i] = v.Floats[r]
 		}
+	case v.IsBytes():
+		gatherBytes(out, v, rows)
 	case v.Strs != nil:
 		out.Strs = make([]string, n)
 		for i, r := range rows {
@@ -651,4 +653,19 @@ func (q *queryRun) newEvalCtx(ctx context.Context) *evalCtx {
 		return q.materialize(ctx, refs, true, dst)
 	}}
 	return ec
+}
+
+// gatherBytes copies rows of a Bytes+Offs vector into out, in that form:
+// the bytes of the rows taken, and nothing that refers to v.
+func gatherBytes(out, v *vec.Vector, rows []int32) {
+	total := 0
+	for _, r := range rows {
+		total += int(v.Offs[r+1] - v.Offs[r])
+	}
+	out.Bytes = make([]byte, 0, total)
+	out.Offs = make([]uint32, len(rows)+1)
+	for i, r := range rows {
+		out.Bytes = append(out.Bytes, v.Bytes[v.Offs[r]:v.Offs[r+1]]...)
+		out.Offs[i+1] = uint32(len(out.Bytes))
+	}
 }

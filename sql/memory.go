@@ -293,7 +293,7 @@ func vectorBytes(v *vec.Vector, dicts dictSet) int64 {
 		return 0
 	}
 	n := vectorHeader + int64(cap(v.Ints)*8+cap(v.Floats)*8+cap(v.Bools)+cap(v.Codes)*4+cap(v.Offsets)*4+cap(v.Nulls)*8)
-	n += stringsBytes(v.Strs)
+	n += stringsBytes(v.Strs) + int64(cap(v.Bytes)) + 4*int64(cap(v.Offs))
 	if len(v.Dict) > 0 {
 		d := &v.Dict[0]
 		if _, seen := dicts[d]; !seen {

@@ -264,7 +264,7 @@ func (o *windowOp) flatten(vecs []*vec.Vector, t ColType) (*vec.Vector, error) {
 				copy(flat.Floats[s:], v.Floats[:v.Len])
 			case v.Bools != nil:
 				copy(flat.Bools[s:], v.Bools[:v.Len])
-			case v.Strs != nil:
+			case v.Strs != nil && !v.IsBytes():
 				copy(flat.Strs[s:], v.Strs[:v.Len])
 			default:
 				goto rowByRow

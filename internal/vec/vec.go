@@ -15,6 +15,7 @@ package vec
 import (
 	"fmt"
 	"math/bits"
+	"unsafe"
 )
 
 // Type is the logical type of a vector's values.
@@ -84,7 +85,8 @@ func (t Type) UsesInts() bool {
 //	Int64 Timestamp Datetime Date         Ints
 //	  RowRef Interval
 //	Float64                               Floats
-//	String JSON                           Strs, or Codes+Dict (String only)
+//	String JSON                           Strs, Bytes+Offs, or Codes+Dict
+//	                                        (String only)
 //	List                                  Offsets + Elem
 //	Struct                                Names + Children
 //
@@ -101,6 +103,15 @@ type Vector struct {
 	Ints   []int64
 	Floats []float64
 	Strs   []string
+
+	// Bytes and Offs hold strings without pointers, as the segment
+	// decoders produce them: row i is Bytes[Offs[i]:Offs[i+1]] (len(Offs)
+	// is Len+1, or 2 for a constant; NULL rows are empty). The garbage
+	// collector never scans either slice. Bytes is never written once the
+	// vector is handed out (StringAt returns strings that alias it), and
+	// Reset does not keep it for reuse.
+	Bytes []byte
+	Offs  []uint32
 
 	// Dictionary-encoded strings: value of row i is Dict[Codes[i]]. Operators
 	// that understand dictionaries evaluate once per entry; others call
@@ -133,6 +144,11 @@ func (v *Vector) HasNulls() bool { return v.Nulls != nil && v.Nulls.Any() }
 // IsDict reports whether the vector holds dictionary codes.
 func (v *Vector) IsDict() bool { return v.Dict != nil }
 
+// IsBytes reports whether the vector holds its strings as Bytes+Offs.
+// (Reset keeps Offs' capacity: the form is told by its length, never 0 in
+// that form.)
+func (v *Vector) IsBytes() bool { return len(v.Offs) > 0 }
+
 // idx maps a row to its payload slot (constant vectors have one slot).
 func (v *Vector) idx(i int) int {
 	if v.Const {
@@ -141,13 +157,33 @@ func (v *Vector) idx(i int) int {
 	return i
 }
 
-// StringAt returns row i of a String or JSON vector ("" when NULL).
+// StringAt returns row i of a String or JSON vector ("" when NULL). A
+// string of a Bytes+Offs vector aliases Bytes: it stays valid as long as
+// the caller keeps it (Bytes is immutable), without a copy.
 func (v *Vector) StringAt(i int) string {
 	i = v.idx(i)
-	if v.Dict != nil {
+	switch {
+	case v.Dict != nil:
 		return v.Dict[v.Codes[i]]
+	case len(v.Offs) > 0:
+		a, z := v.Offs[i], v.Offs[i+1]
+		if a == z {
+			return ""
+		}
+		return unsafe.String(&v.Bytes[a], int(z-a))
 	}
 	return v.Strs[i]
+}
+
+// BytesAt returns row i of a String or JSON vector as bytes, without
+// copying: the caller must not modify them.
+func (v *Vector) BytesAt(i int) []byte {
+	i = v.idx(i)
+	if len(v.Offs) > 0 {
+		return v.Bytes[v.Offs[i]:v.Offs[i+1]:v.Offs[i+1]]
+	}
+	s := v.StringAt(i)
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // IntAt returns row i of a vector stored in Ints.
@@ -159,17 +195,36 @@ func (v *Vector) FloatAt(i int) float64 { return v.Floats[v.idx(i)] }
 // BoolAt returns row i of a Bool vector.
 func (v *Vector) BoolAt(i int) bool { return v.Bools[v.idx(i)] }
 
-// Decode turns a dictionary-encoded vector into plain strings in place.
+// Decode turns a dictionary-encoded or Bytes+Offs vector into plain
+// strings (Strs) in place, for consumers that need a []string. The strings
+// of a Bytes+Offs vector keep aliasing its bytes.
 func (v *Vector) Decode() {
-	if v.Dict == nil {
-		return
+	switch {
+	case v.Dict != nil:
+		strs := make([]string, len(v.Codes))
+		for i, c := range v.Codes {
+			strs[i] = v.Dict[c]
+		}
+		v.Strs, v.Codes, v.Dict = strs, nil, nil
+	case len(v.Offs) > 0:
+		strs := make([]string, len(v.Offs)-1)
+		for i := range strs {
+			strs[i] = v.StringAt(i)
+		}
+		v.Strs, v.Bytes, v.Offs = strs, nil, v.Offs[:0]
 	}
-	n := len(v.Codes)
-	strs := make([]string, n)
-	for i, c := range v.Codes {
-		strs[i] = v.Dict[c]
+}
+
+// StringsLen returns the number of string slots a String or JSON vector
+// holds (1 for a constant), whatever its representation.
+func (v *Vector) StringsLen() int {
+	switch {
+	case v.Dict != nil:
+		return len(v.Codes)
+	case len(v.Offs) > 0:
+		return len(v.Offs) - 1
 	}
-	v.Strs, v.Codes, v.Dict = strs, nil, nil
+	return len(v.Strs)
 }
 
 // Reset clears v for reuse, keeping slice capacity.
@@ -181,6 +236,7 @@ func (v *Vector) Reset(t Type) {
 		Floats:  v.Floats[:0],
 		Strs:    v.Strs[:0],
 		Codes:   v.Codes[:0],
+		Offs:    v.Offs[:0],
 		Offsets: v.Offsets[:0],
 		Nulls:   v.Nulls[:0],
 	}

@@ -174,7 +174,7 @@ func castStringToInt(safe bool) EvalFunc {
 		if !v.HasNulls() && v.Dict == nil && !v.Const {
 			out.Nulls = nil
 			body := func(i int) error {
-				x, err := parseInt64(v.Strs[i])
+				x, err := parseInt64(v.StringAt(i))
 				if err != nil {
 					if safe {
 						setNull(out, i)

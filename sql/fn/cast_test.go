@@ -34,6 +34,9 @@ func evalCast(from any, to vec.Type, safe bool, sh shape) (any, error) {
 		} else {
 			n = 3
 			v = buildVector(t, []any{from, from, from}, sh == shapeDict)
+			if sh == shapeBytes {
+				v = toBytes(v)
+			}
 		}
 	}
 	b, err := BindCast(info, to, safe, BindInfo{})
@@ -164,7 +167,7 @@ func TestCast(t *testing.T) {
 		{date("2024-01-01"), I, errWant("Invalid cast from DATE to INT64"), false},
 	}
 	for _, tc := range cases {
-		for _, sh := range []shape{shapeConst, shapeColumn, shapeDict} {
+		for _, sh := range []shape{shapeConst, shapeColumn, shapeDict, shapeBytes} {
 			got, err := evalCast(tc.from, tc.to, tc.safe, sh)
 			label := fmt.Sprintf("CAST(%#v AS %s) [%s]", tc.from, tc.to, sh)
 			if tc.safe {

@@ -221,9 +221,25 @@ const (
 	shapeConst  shape = iota // every argument a constant (bind-time folding)
 	shapeColumn              // columns of 3 rows, rows 0 and 2 selected
 	shapeDict                // as shapeColumn, strings dictionary encoded
+	shapeBytes               // as shapeColumn, strings as Bytes+Offs (as segments decode them)
 )
 
-func (s shape) String() string { return [...]string{"const", "column", "dict"}[s] }
+func (s shape) String() string { return [...]string{"const", "column", "dict", "bytes"}[s] }
+
+// toBytes turns a String or JSON vector of plain strings into the
+// Bytes+Offs form.
+func toBytes(v *vec.Vector) *vec.Vector {
+	if (v.Type != vec.String && v.Type != vec.JSON) || v.Dict != nil || v.Const {
+		return v
+	}
+	v.Offs = make([]uint32, 1, v.Len+1)
+	for _, s := range v.Strs[:v.Len] {
+		v.Bytes = append(v.Bytes, s...)
+		v.Offs = append(v.Offs, uint32(len(v.Bytes)))
+	}
+	v.Strs = nil
+	return v
+}
 
 // evalShape binds name with args in the given shape and returns the value
 // of the first selected row.
@@ -265,6 +281,9 @@ func evalShape(name string, safe bool, sh shape, args ...any) (any, error) {
 		}
 		infos[i] = Arg{Type: t}
 		vecs[i] = buildVector(t, []any{a, a, a}, sh == shapeDict)
+		if sh == shapeBytes {
+			vecs[i] = toBytes(vecs[i])
+		}
 	}
 	b, err := f.Bind(infos, BindInfo{Safe: safe, Now: testNow})
 	if err != nil {
@@ -346,7 +365,7 @@ func safeC(name string, want any, args ...any) fnCase {
 func runCases(t *testing.T, cases []fnCase) {
 	t.Helper()
 	for _, tc := range cases {
-		for _, sh := range []shape{shapeConst, shapeColumn, shapeDict} {
+		for _, sh := range []shape{shapeConst, shapeColumn, shapeDict, shapeBytes} {
 			got, err := evalShape(tc.name, tc.safe, sh, tc.args...)
 			label := fmt.Sprintf("%s(%s) [%s]", tc.name, argsString(tc.args), sh)
 			if tc.safe {

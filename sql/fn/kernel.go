@@ -200,7 +200,10 @@ func gatherEntries(r *vec.Vector, slot []int32, d *vec.Vector, sel []int32, n in
 			}
 			return out
 		case t == vec.String || t == vec.JSON:
-			dict := append([]string{""}, r.Strs[:r.Len]...)
+			dict := make([]string, r.Len+1)
+			for e := 0; e < r.Len; e++ {
+				dict[e+1] = r.StringAt(e)
+			}
 			out := &vec.Vector{Type: t, Len: n, Codes: make([]uint32, n), Dict: dict, Nulls: d.Nulls}
 			gather(func(i int, e int32) { out.Codes[i] = uint32(e) })
 			return out

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/sediment/sediment/internal/vec"
 )
@@ -182,9 +183,14 @@ func compareEval(op cmpOp, t vec.Type) EvalFunc {
 		case t == vec.Float64:
 			cmpOrdered(op, a.Floats, a.Const, b.Floats, b.Const, sel, n, out.Bools)
 		case t == vec.String:
-			if a.Dict == nil && b.Dict == nil {
+			switch {
+			case a.Dict == nil && b.Dict == nil && !a.IsBytes() && !b.IsBytes():
 				cmpOrdered(op, a.Strs, a.Const, b.Strs, b.Const, sel, n, out.Bools)
-			} else {
+			case a.IsBytes() && !a.Const && b.Const:
+				cmpBytesConst(op, a, b.StringAt(0), sel, n, out.Bools)
+			case b.IsBytes() && !b.Const && a.Const:
+				cmpBytesConst(op.flip(), b, a.StringAt(0), sel, n, out.Bools)
+			default:
 				forRows(sel, n, func(i int) { out.Bools[i] = cmpApply(op, a.StringAt(i), b.StringAt(i)) })
 			}
 		case t == vec.Bool:
@@ -204,6 +210,28 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// cmpBytesConst compares the strings of a Bytes+Offs vector with a
+// constant, reading the bytes in place.
+func cmpBytesConst(op cmpOp, a *vec.Vector, c string, sel []int32, n int, out []bool) {
+	data, offs := a.Bytes, a.Offs
+	at := func(i int) string {
+		x, y := offs[i], offs[i+1]
+		if x == y {
+			return ""
+		}
+		return unsafe.String(&data[x], int(y-x))
+	}
+	if sel != nil {
+		for _, i := range sel {
+			out[i] = cmpApply(op, at(int(i)), c)
+		}
+		return
+	}
+	for i := 0; i < n; i++ {
+		out[i] = cmpApply(op, at(i), c)
+	}
 }
 
 // cmpOrdered compares slices (or a constant, aConst/bConst) into out. With

@@ -316,7 +316,7 @@ func bindRegexpContains(name string, args []Arg, info BindInfo) (*Bound, error) 
 		s := vs[0]
 		if fixed != nil {
 			out := &vec.Vector{Type: vec.Bool, Len: n, Bools: make([]bool, n), Nulls: s.Nulls}
-			if s.Dict == nil && !s.Const {
+			if s.Dict == nil && !s.Const && !s.IsBytes() {
 				strs := s.Strs
 				forRows(sel, n, func(i int) { out.Bools[i] = fixed.match(strs[i]) })
 			} else {

@@ -1,0 +1,300 @@
+package segment
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+)
+
+// Binary forms of high-entropy text: UUIDs, hex ids with a suffix (a
+// Cloudflare ray id "8f4c2d1e9a7b6c5d-SJC") and IP addresses. A chunk gets
+// one of these encodings only when every one of its values has the shape
+// and reads back byte for byte (see the format description in format.go).
+
+// encHex's width byte: the low bits are the bytes each value's hex digits
+// take (2 digits a byte), hexUpper says the digits are upper case.
+const (
+	hexWidthMask = 0x3f
+	hexUpper     = 0x80
+	// minHexDigits is the shortest hex prefix worth packing: shorter ones
+	// save too little to pay for the suffix lengths.
+	minHexDigits = 8
+)
+
+// Kinds of an encIP value.
+const (
+	ipKind4 = 4
+	ipKind6 = 6
+)
+
+// hexRuns returns the number of leading lower-case ([0-9a-f]) and
+// upper-case ([0-9A-F]) hex digits of s, each at most 2*maxHexBytes, and
+// whether each run holds a letter (a run of decimal digits alone packs
+// worse than zstd compresses it as text).
+func hexRuns(s string) (lower, upper int, lowerLetter, upperLetter bool) {
+	lim := min(len(s), 2*maxHexBytes)
+	lowerDone, upperDone := false, false
+	for i := 0; i < lim && !(lowerDone && upperDone); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case c >= 'a' && c <= 'f':
+			upperDone = true
+			lowerLetter = lowerLetter || !lowerDone
+		case c >= 'A' && c <= 'F':
+			lowerDone = true
+			upperLetter = upperLetter || !upperDone
+		default:
+			lowerDone, upperDone = true, true
+		}
+		if !lowerDone {
+			lower++
+		}
+		if !upperDone {
+			upper++
+		}
+	}
+	return lower, upper, lowerLetter, upperLetter
+}
+
+// textShape tracks, over the values of a chunk, which binary form all of
+// them have so far.
+type textShape struct {
+	n                  int
+	uuid, ip           bool
+	minLower, minUpper int
+	letterLower        bool // some value has a-f in its lower-case prefix
+	letterUpper        bool
+	ipBuf              []byte
+}
+
+func newTextShape() *textShape {
+	return &textShape{uuid: true, ip: true, minLower: 2 * maxHexBytes, minUpper: 2 * maxHexBytes}
+}
+
+// add looks at one more value.
+func (t *textShape) add(s string) {
+	t.n++
+	if t.uuid && !isCanonicalUUID(s) {
+		t.uuid = false
+	}
+	if t.minLower >= minHexDigits || t.minUpper >= minHexDigits {
+		lo, up, loLetter, upLetter := hexRuns(s)
+		t.minLower = min(t.minLower, lo)
+		t.minUpper = min(t.minUpper, up)
+		t.letterLower = t.letterLower || loLetter
+		t.letterUpper = t.letterUpper || upLetter
+	}
+	if t.ip {
+		t.ip = t.isCanonicalIP(s)
+	}
+}
+
+// isCanonicalIP reports whether s is an IP address (no zone) written as
+// netip writes it, so that the 4 or 16 bytes give s back.
+func (t *textShape) isCanonicalIP(s string) bool {
+	if len(s) < 2 || len(s) > 45 {
+		return false
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return false
+	}
+	t.ipBuf = a.AppendTo(t.ipBuf[:0])
+	return string(t.ipBuf) == s
+}
+
+// choice returns the binary encoding every value fits (and its width
+// byte), or encBytes.
+func (t *textShape) choice() (Encoding, uint8) {
+	if t.n == 0 {
+		return encBytes, 0
+	}
+	if t.uuid {
+		return encUUID, 0
+	}
+	if t.ip {
+		return encIP, 0
+	}
+	lower := t.minLower &^ 1
+	if !t.letterLower {
+		lower = 0
+	}
+	upper := t.minUpper &^ 1
+	if !t.letterUpper {
+		upper = 0
+	}
+	switch {
+	case lower >= minHexDigits && lower >= upper:
+		return encHex, uint8(lower / 2)
+	case upper >= minHexDigits:
+		return encHex, uint8(upper/2) | hexUpper
+	}
+	return encBytes, 0
+}
+
+// appendHexValues encodes values (all of the width's shape) as encHex:
+// the packed digits of each, then the uvarint lengths of the suffixes,
+// then the suffixes.
+func appendHexValues(dst []byte, width uint8, n int, value func(k int) string) []byte {
+	w := int(width & hexWidthMask)
+	for k := 0; k < n; k++ {
+		s := value(k)
+		for i := 0; i < w; i++ {
+			dst = append(dst, unhex(s[2*i])<<4|unhex(s[2*i+1]))
+		}
+	}
+	for k := 0; k < n; k++ {
+		dst = binary.AppendUvarint(dst, uint64(len(value(k))-2*w))
+	}
+	for k := 0; k < n; k++ {
+		dst = append(dst, value(k)[2*w:]...)
+	}
+	return dst
+}
+
+// unhex is the value of a hex digit of either case.
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+const hexDigitsUpper = "0123456789ABCDEF"
+
+// hexValues is the value area of an encHex page, split: packed digits,
+// and the suffixes (offsets into suf).
+type hexValues struct {
+	w      int
+	digits string // "0123456789abcdef" or upper case
+	packed []byte
+	ends   []uint32 // end of suffix k in suf
+	suf    []byte
+}
+
+// parseHex splits the value area of n encHex values. ends is reused.
+func parseHex(rest []byte, width uint8, n int, ends []uint32) (hexValues, error) {
+	hv := hexValues{w: int(width & hexWidthMask), digits: hexDigits}
+	if width&hexUpper != 0 {
+		hv.digits = hexDigitsUpper
+	}
+	if hv.w == 0 || hv.w > maxHexBytes {
+		return hv, fmt.Errorf("hex width %d", hv.w)
+	}
+	if n > len(rest)/hv.w {
+		return hv, errShort
+	}
+	hv.packed, rest = rest[:n*hv.w], rest[n*hv.w:]
+	if n > len(rest) { // a suffix length takes at least a byte
+		return hv, errShort
+	}
+	ends = grow(ends, n)
+	pos, total := 0, uint64(0)
+	for k := 0; k < n; k++ {
+		l, m := binary.Uvarint(rest[pos:])
+		if m <= 0 || l > uint64(len(rest)) {
+			return hv, errShort
+		}
+		pos += m
+		total += l
+		if total > uint64(len(rest)) {
+			return hv, errShort
+		}
+		ends[k] = uint32(total)
+	}
+	hv.suf = rest[pos:]
+	if uint64(len(hv.suf)) < total {
+		return hv, errShort
+	}
+	hv.ends = ends
+	return hv, nil
+}
+
+// appendValue appends the text of value k.
+func (hv *hexValues) appendValue(dst []byte, k int) []byte {
+	for _, b := range hv.packed[k*hv.w : (k+1)*hv.w] {
+		dst = append(dst, hv.digits[b>>4], hv.digits[b&15])
+	}
+	start := uint32(0)
+	if k > 0 {
+		start = hv.ends[k-1]
+	}
+	return append(dst, hv.suf[start:hv.ends[k]]...)
+}
+
+// valueLen is the length of the text of value k.
+func (hv *hexValues) valueLen(k int) int {
+	start := uint32(0)
+	if k > 0 {
+		start = hv.ends[k-1]
+	}
+	return 2*hv.w + int(hv.ends[k]-start)
+}
+
+// appendIPValues encodes values (all canonical IP text) as encIP: a kind
+// byte each, then the addresses.
+func appendIPValues(dst []byte, n int, value func(k int) string) []byte {
+	for k := 0; k < n; k++ {
+		a, _ := netip.ParseAddr(value(k))
+		if a.Is4() {
+			dst = append(dst, ipKind4)
+		} else {
+			dst = append(dst, ipKind6)
+		}
+	}
+	for k := 0; k < n; k++ {
+		a, _ := netip.ParseAddr(value(k))
+		dst = append(dst, a.AsSlice()...)
+	}
+	return dst
+}
+
+// ipValues is the value area of an encIP page: the kinds, and where each
+// address starts.
+type ipValues struct {
+	kinds []byte
+	addrs []byte
+	start []uint32 // offset of address k in addrs
+}
+
+var errIPKind = errors.New("bad IP address kind")
+
+// parseIP splits the value area of n encIP values. start is reused.
+func parseIP(rest []byte, n int, start []uint32) (ipValues, error) {
+	if n > len(rest) {
+		return ipValues{}, errShort
+	}
+	iv := ipValues{kinds: rest[:n], addrs: rest[n:]}
+	start = grow(start, n)
+	pos := 0
+	for k, kind := range iv.kinds {
+		start[k] = uint32(pos)
+		switch kind {
+		case ipKind4:
+			pos += 4
+		case ipKind6:
+			pos += 16
+		default:
+			return iv, errIPKind
+		}
+	}
+	if pos > len(iv.addrs) {
+		return iv, errShort
+	}
+	iv.start = start
+	return iv, nil
+}
+
+// appendValue appends the text of address k.
+func (iv *ipValues) appendValue(dst []byte, k int) []byte {
+	p := iv.addrs[iv.start[k]:]
+	if iv.kinds[k] == ipKind4 {
+		return netip.AddrFrom4([4]byte(p[:4])).AppendTo(dst)
+	}
+	return netip.AddrFrom16([16]byte(p[:16])).AppendTo(dst)
+}

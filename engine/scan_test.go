@@ -298,12 +298,46 @@ func refCell(e *event.Event, col scan.Column) string {
 // with high-cardinality fields left to the token index and scans (64).
 func TestScanMatchesReference(t *testing.T) {
 	for _, maxTerms := range []int{8192, 64} {
-		t.Run(fmt.Sprintf("maxTerms=%d", maxTerms), func(t *testing.T) { testScanMatchesReference(t, maxTerms) })
+		t.Run(fmt.Sprintf("maxTerms=%d", maxTerms), func(t *testing.T) { testScanMatchesReference(t, scanFixture, maxTerms) })
 	}
 }
 
-func testScanMatchesReference(t *testing.T, maxTerms int) {
-	e, s, all := scanFixture(t, maxTerms)
+// TestHeadScanMatchesReference runs the same requests over a head of
+// several chunks (sealed ones and an open tail) whose rows are not all in
+// time order: in the first chunk and the tail every 50th event arrives
+// about 3 s late; the second chunk is in order.
+func TestHeadScanMatchesReference(t *testing.T) {
+	testScanMatchesReference(t, headScanFixture, 64)
+}
+
+// headScanFixture is a shard whose events are all in its head: 2.5
+// chunks of them, with late events.
+func headScanFixture(t *testing.T, maxTerms int) (*Engine, *Shard, []event.Event) {
+	t.Helper()
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.IndexMaxValueTerms = maxTerms
+	e := openTestEngine(t, fs, opts)
+	s, _ := e.Shard(shardID)
+	base := int64(1_700_000_000_000_000)
+	var all []event.Event
+	for i := 0; i < headChunkRows*5/2; i++ {
+		ts := base + int64(i)*1000
+		if i%50 == 0 && (i < headChunkRows || i >= 2*headChunkRows) {
+			ts -= 2_999_993 // late, and no other event's time
+		}
+		all = append(all, testEvent(i, ts))
+	}
+	for off := 0; off < len(all); off += 1000 {
+		if err := s.Append(ctx, all[off:min(off+1000, len(all))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e, s, all
+}
+
+func testScanMatchesReference(t *testing.T, fixture func(*testing.T, int) (*Engine, *Shard, []event.Event), maxTerms int) {
+	e, s, all := fixture(t, maxTerms)
 	defer e.Close()
 	sn := s.Snapshot()
 	defer sn.Release()
@@ -336,6 +370,10 @@ func testScanMatchesReference(t *testing.T, maxTerms int) {
 		{Path: "metadata.context", Kind: scan.ArrayOf, Elem: []scan.Column{{Path: "host", Type: vec.String}, {Path: "pid", Type: vec.Int64}}},
 	}
 	minT, maxT := int64(1_700_000_000_050_000), int64(1_700_000_010_100_000)
+	if len(all) > headChunkRows {
+		// Across the first two chunks of the head fixture.
+		minT, maxT = int64(1_700_000_000_050_000), int64(1_700_000_012_345_678)
+	}
 	cases := []struct {
 		name    string
 		filters []scan.Predicate

@@ -131,7 +131,7 @@ func (sn *Snapshot) ForEachEvent(fn func(e *event.Event) error) error {
 		cols := headColumns(hv)
 		vecs := make([]vec.Vector, len(cols))
 		for i := range cols {
-			hv.cols[i].read(&vecs[i], 0, hv.rows, nil)
+			hv.readCol(i, &vecs[i], 0, hv.rows, nil)
 		}
 		if err := emitEvents(cols, vecs, hv.rows, fn); err != nil {
 			return err

@@ -74,7 +74,7 @@ func (s *Shard) compact() (int, error) {
 		}
 	} else {
 		var src *mergeSource
-		if src, err = newMergeSource(group, cutoff); err == nil && src.rows() > 0 {
+		if src, err = newMergeSource(group, cutoff, s.SortKey(), s.opts.BlockRows); err == nil && src.rows() > 0 {
 			// (with no rows every input expired: the inputs just go)
 			ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
 		}
@@ -191,6 +191,19 @@ func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (*segRe
 	text := s.textIndexPaths()
 	var inputs []index.MergeInput
 	offset := uint32(0)
+	// The blocks keep what they hold of the sort key; those of inputs
+	// ordered otherwise count as mixed.
+	if meta.sortKey = s.SortKey(); meta.sortKey != "" {
+		for _, g := range group {
+			for b := 0; b < g.r.NumBlocks(); b++ {
+				var bk blockKey
+				if g.meta.sortKey == meta.sortKey {
+					bk = g.meta.blocks[b]
+				}
+				meta.blocks = append(meta.blocks, bk)
+			}
+		}
+	}
 	for gi, g := range group {
 		colMap := make([]int, len(g.r.Columns()))
 		for i := range colMap {

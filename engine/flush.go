@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
@@ -10,26 +11,34 @@ import (
 	"github.com/sediment/sediment/segment"
 )
 
-// rowSource supplies time-sorted rows to writeSegment.
+// rowSource supplies the rows of a segment to writeSegment, block by
+// block, each block's rows sorted by time.
 type rowSource interface {
 	columns() []segment.ColumnDesc
 	rows() int
-	// fillColumn writes sorted rows [from, to) of column ci into d
-	// (reusing its slices) and reports whether any row has a value. One
-	// column at a time keeps a block's worth of one column in memory, not
-	// of every column.
+	// sortKey is the field the rows are ordered by before time ("": time
+	// only), and blocks how they are cut into blocks, in order.
+	sortKey() string
+	blocks() []blockSpec
+	// fillColumn writes rows [from, to) of column ci into d (reusing its
+	// slices) and reports whether any row has a value. One column at a
+	// time keeps a block's worth of one column in memory, not of every
+	// column. [from, to) is always one whole block of blocks().
 	fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error)
 }
 
-// headSource presents a frozen head's rows sorted by timestamp.
+// headSource presents a frozen head's rows ordered by its sort key, then
+// time (see sortkey.go), or by time alone.
 type headSource struct {
-	v    *headView
-	cols []segment.ColumnDesc
-	perm []int32
+	v     *headView
+	cols  []segment.ColumnDesc
+	perm  []int32
+	key   string
+	specs []blockSpec
 }
 
-func newHeadSource(v *headView) *headSource {
-	hs := &headSource{v: v}
+func newHeadSource(v *headView, sortKey string, blockRows int) *headSource {
+	hs := &headSource{v: v, key: sortKey}
 	var ts []int64
 	for i := range v.cols {
 		c := &v.cols[i]
@@ -49,22 +58,70 @@ func newHeadSource(v *headView) *headSource {
 	for i := range hs.perm {
 		hs.perm[i] = int32(i)
 	}
-	// Every row has a timestamp, so value k of the column is row k.
+	if sortKey == "" {
+		// Every row has a timestamp, so value k of the column is row k.
+		slices.SortStableFunc(hs.perm, func(a, b int32) int { return cmp.Compare(ts[a], ts[b]) })
+		hs.specs = timeBlocks(v.rows, blockRows)
+		return hs
+	}
+	class := hs.keyClasses(sortKey, blockRows)
 	slices.SortStableFunc(hs.perm, func(a, b int32) int {
-		x, y := ts[a], ts[b]
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
+		if c := cmp.Compare(class[a], class[b]); c != 0 {
+			return c
 		}
-		return 0
+		return cmp.Compare(ts[a], ts[b])
 	})
 	return hs
 }
 
+// keyClasses groups the head's rows by their value of the sort key,
+// plans the blocks, and returns each row's class (its place in the order).
+func (hs *headSource) keyClasses(sortKey string, blockRows int) []int32 {
+	v := hs.v
+	class := make([]int32, v.rows)
+	ki := slices.IndexFunc(v.cols, func(c headColView) bool { return c.path == sortKey && c.typ == segment.TypeString })
+	if ki < 0 {
+		// No row has the key: one mixed class, in time order.
+		hs.specs = planBlocks([]keyClass{{mixed: true, rows: v.rows}}, blockRows)
+		return class
+	}
+	kc := &v.cols[ki]
+	kc.buildRank()
+	keyOf := func(row int) (string, bool) {
+		k := kc.valueIndex(row)
+		if k < 0 {
+			return "", false
+		}
+		return kc.str(k), true
+	}
+	counts := map[string]int{}
+	absent := 0
+	for r := 0; r < v.rows; r++ {
+		if key, ok := keyOf(r); ok {
+			counts[key]++
+		} else {
+			absent++
+		}
+	}
+	classes, classOf := pickKeyClasses(counts, absent)
+	mixed := int32(len(classes) - 1) // present whenever a row is mixed
+	for r := range class {
+		key, ok := keyOf(r)
+		ci, single := classOf[key]
+		if ok && single {
+			class[r] = int32(ci)
+		} else {
+			class[r] = mixed
+		}
+	}
+	hs.specs = planBlocks(classes, blockRows)
+	return class
+}
+
 func (hs *headSource) columns() []segment.ColumnDesc { return hs.cols }
 func (hs *headSource) rows() int                     { return hs.v.rows }
+func (hs *headSource) sortKey() string               { return hs.key }
+func (hs *headSource) blocks() []blockSpec           { return hs.specs }
 
 func (hs *headSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error) {
 	n := to - from
@@ -163,9 +220,17 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 		return nil, errors.New("no timestamp column")
 	}
 	var tsData, colData segment.ColumnData
-	total := src.rows()
-	for from := 0; from < total; from += s.opts.BlockRows {
-		to := min(from+s.opts.BlockRows, total)
+	specs := src.blocks()
+	if meta.sortKey = src.sortKey(); meta.sortKey != "" {
+		meta.blocks = make([]blockKey, len(specs))
+	}
+	to := 0
+	for b, spec := range specs {
+		from := to
+		to += spec.rows
+		if meta.sortKey != "" {
+			meta.blocks[b] = spec.key
+		}
 		if _, err := src.fillColumn(tsCol, from, to, &tsData); err != nil {
 			return nil, err
 		}

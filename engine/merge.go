@@ -17,7 +17,10 @@ const noCutoff = math.MinInt64
 
 // mergeSource presents the rows of several segments merged by timestamp,
 // with the union of their columns, leaving out rows older than a cutoff
-// (retention; noCutoff keeps all).
+// (retention; noCutoff keeps all). With a sort key, the rows of input
+// blocks that hold one key value each are merged by (key, time) into
+// blocks of their own, and the others by time into mixed blocks (see
+// sortkey.go).
 //
 // The unit of the merge is a run: one block of one input, whose rows are
 // sorted by time. The runs of one segment may overlap in time (compaction
@@ -40,6 +43,8 @@ type mergeSource struct {
 	total  int
 	runs   []mergeRun
 	heap   runHeap
+	key    string
+	specs  []blockSpec
 
 	// The output block being filled: rows [from, to), where each row
 	// comes from (order), and per run the rows it gives (pieces), whose
@@ -58,7 +63,10 @@ type mergeSource struct {
 
 // mergeRun is one block of one input.
 type mergeRun struct {
-	in, b   int
+	in, b int
+	// class is the run's place in the output order (its key value's, or
+	// the mixed rows'); the heap merges class by class.
+	class   int
 	start   int   // first row kept (rows before it are older than the cutoff)
 	minTime int64 // a lower bound of the run's timestamps, until loaded
 	ts      []int64
@@ -80,11 +88,12 @@ type runPiece struct {
 }
 
 // newMergeSource prepares the merge of group, dropping rows older than
-// cutoff and the blocks set aside as damaged. Blocks entirely older than
-// cutoff are skipped without being read; blocks that straddle it have their timestamps read once to count
-// what is kept.
-func newMergeSource(group []*segRef, cutoff int64) (*mergeSource, error) {
-	ms := &mergeSource{}
+// cutoff and the blocks set aside as damaged, ordered by sortKey ("":
+// time only) and cut into blocks of at most blockRows. Blocks entirely
+// older than cutoff are skipped without being read; blocks that straddle
+// it have their timestamps read once to count what is kept.
+func newMergeSource(group []*segRef, cutoff int64, sortKey string, blockRows int) (*mergeSource, error) {
+	ms := &mergeSource{key: sortKey}
 	for _, g := range group {
 		ms.inputs = append(ms.inputs, g.r)
 		ms.tsIn = append(ms.tsIn, g.r.Column("timestamp", segment.TypeTimestamp))
@@ -119,6 +128,7 @@ func newMergeSource(group []*segRef, cutoff int64) (*mergeSource, error) {
 			ms.runs = append(ms.runs, run)
 		}
 	}
+	ms.classify(group, blockRows)
 	ms.heap = runHeap{runs: ms.runs, idx: make([]int, len(ms.runs))}
 	for i := range ms.heap.idx {
 		ms.heap.idx[i] = i
@@ -129,6 +139,47 @@ func newMergeSource(group []*segRef, cutoff int64) (*mergeSource, error) {
 
 func (ms *mergeSource) columns() []segment.ColumnDesc { return ms.cols }
 func (ms *mergeSource) rows() int                     { return ms.total }
+func (ms *mergeSource) sortKey() string               { return ms.key }
+func (ms *mergeSource) blocks() []blockSpec           { return ms.specs }
+
+// classify gives each run its class and plans the output blocks. A run
+// is of a key value when its input segment is ordered by the same key and
+// says the block holds that value alone; every other run is mixed.
+func (ms *mergeSource) classify(group []*segRef, blockRows int) {
+	if ms.key == "" {
+		ms.specs = timeBlocks(ms.total, blockRows)
+		return
+	}
+	runKey := func(r *mergeRun) (string, bool) {
+		m := &group[r.in].meta
+		if m.sortKey != ms.key || r.b >= len(m.blocks) || !m.blocks[r.b].single {
+			return "", false
+		}
+		return m.blocks[r.b].key, true
+	}
+	counts := map[string]int{}
+	mixed := 0
+	for i := range ms.runs {
+		r := &ms.runs[i]
+		n := ms.inputs[r.in].Block(r.b).Rows - r.start
+		if k, ok := runKey(r); ok {
+			counts[k] += n
+		} else {
+			mixed += n
+		}
+	}
+	classes, classOf := pickKeyClasses(counts, mixed)
+	for i := range ms.runs {
+		r := &ms.runs[i]
+		r.class = len(classes) - 1 // mixed, which sorts last
+		if k, ok := runKey(r); ok {
+			if c, single := classOf[k]; single {
+				r.class = c
+			}
+		}
+	}
+	ms.specs = planBlocks(classes, blockRows)
+}
 
 // errMergeOrder reports a caller that asked for rows out of sequence.
 var errMergeOrder = errors.New("merge: rows must be asked for block after block")
@@ -327,9 +378,9 @@ func allNullRows(v *vec.Vector, n int) bool {
 	return true
 }
 
-// runHeap orders runs by their next timestamp (a lower bound for runs not
-// loaded yet), ties by input then block, so that equal timestamps keep
-// input order.
+// runHeap orders runs by class, then their next timestamp (a lower bound
+// for runs not loaded yet), ties by input then block, so that equal
+// timestamps keep input order.
 type runHeap struct {
 	runs []mergeRun
 	idx  []int
@@ -345,6 +396,9 @@ func (h *runHeap) key(i int) int64 {
 
 func (h *runHeap) Len() int { return len(h.idx) }
 func (h *runHeap) Less(i, j int) bool {
+	if ca, cb := h.runs[h.idx[i]].class, h.runs[h.idx[j]].class; ca != cb {
+		return ca < cb
+	}
 	a, b := h.key(i), h.key(j)
 	if a != b {
 		return a < b

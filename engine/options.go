@@ -136,6 +136,12 @@ type Options struct {
 	// every event fits an empty head.
 	MaxEventFields int
 
+	// SortKey is the field (a path such as "project") the segments of a
+	// shard are ordered by before time, unless Shard.SetSortKey gives the
+	// shard its own (the server sets each source's from the catalog);
+	// default "": time order only. See sortkey.go and docs/format.
+	SortKey string
+
 	// TextIndexPaths are the string fields whose tokens are indexed
 	// (default event_message).
 	TextIndexPaths []string
@@ -266,6 +272,9 @@ func (o *Options) withDefaults() (*Options, error) {
 		// Compaction merges segments' columns; half the format's limit
 		// leaves room for two heads' worth of different fields.
 		return nil, fmt.Errorf("engine: MaxColumns must be at most %d", segment.MaxColumns/2)
+	}
+	if err := CheckSortKey(out.SortKey); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if out.AckMode != AckSync && out.AckMode != AckBuffered {
 		return nil, errors.New("engine: unknown AckMode")

@@ -1,0 +1,369 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/internal/vfs"
+	"github.com/sediment/sediment/segment"
+	"github.com/sediment/sediment/sql/scan"
+)
+
+// keyedEvent is testEvent with a project that makes a sort key's classes:
+// the three test projects (big), many rare ones (each a few rows, for
+// mixed blocks) and no project at all on some events.
+func keyedEvent(i int, ts int64) event.Event {
+	ev := testEvent(i, ts)
+	switch {
+	case i%50 == 7:
+		ev.Fields.Kids = slices.DeleteFunc(slices.Clone(ev.Fields.Kids), func(v event.Value) bool { return v.Key == "project" })
+	case i%20 == 3:
+		ev.Fields.Kids = slices.Clone(ev.Fields.Kids)
+		ev.Fields.Kids[0] = event.Member("project", event.StringValue(fmt.Sprintf("rare-%d", i%97)))
+	}
+	return ev
+}
+
+// appendKeyed appends events [first, first+n) spread over the hour from
+// base and flushes them as one segment.
+func appendKeyed(t testing.TB, s *Shard, rng *rand.Rand, base int64, first, n int) map[string]event.Event {
+	t.Helper()
+	want := map[string]event.Event{}
+	var batch []event.Event
+	for i := first; i < first+n; i++ {
+		ev := keyedEvent(i, base+rng.Int64N(3600_000_000))
+		batch = append(batch, ev)
+		want[ev.ID] = ev
+	}
+	if err := s.Append(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// projectOf returns the project of an event ("" without one).
+func projectOf(ev *event.Event) string {
+	if v := ev.Fields.Path("project"); v != nil && v.Kind == event.String {
+		return v.Str
+	}
+	return ""
+}
+
+// assertClustered fails unless segment sg is ordered by project: its meta
+// says so, and the blocks of each big project hold that project only.
+// It returns the blocks per key ("" for mixed blocks).
+func assertClustered(t testing.TB, sg *segRef) map[string][]int {
+	t.Helper()
+	if sg.meta.sortKey != "project" || len(sg.meta.blocks) != sg.r.NumBlocks() {
+		t.Fatalf("segment %d: meta sort key %q, %d block entries for %d blocks", sg.id, sg.meta.sortKey, len(sg.meta.blocks), sg.r.NumBlocks())
+	}
+	blocks := map[string][]int{}
+	for b, bk := range sg.meta.blocks {
+		k := ""
+		if bk.single {
+			k = bk.key
+		}
+		blocks[k] = append(blocks[k], b)
+	}
+	for _, p := range testProjects {
+		if len(blocks[p]) == 0 {
+			t.Fatalf("segment %d: no block of project %s: %v", sg.id, p, blocks)
+		}
+	}
+	if len(blocks[""]) == 0 {
+		t.Fatalf("segment %d: the rare projects and the events without one should share mixed blocks: %v", sg.id, blocks)
+	}
+	for k := range blocks {
+		if k != "" && !slices.Contains(testProjects, k) {
+			t.Fatalf("segment %d: a rare project (%s) has blocks of its own", sg.id, k)
+		}
+	}
+	return blocks
+}
+
+// TestSortKeyFlushAndCompaction: with a sort key, a flush writes one key's
+// rows per block (in time order) and the rest in mixed blocks; compaction
+// merges the blocks of each key into fewer, full ones; every event reads
+// back, the consistency check (which verifies the blocks' keys) passes,
+// and a query on one project reads only that project's blocks.
+func TestSortKeyFlushAndCompaction(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.SortKey = "project"
+	opts.BlockRows = 1024 // flushed blocks are too small to copy
+	opts.SegmentMaxRows = 4096
+	opts.CompactionMinInputs = 4
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	rng := rand.New(rand.NewPCG(3, 4))
+	const base = 1_700_000_000_000_000
+	want := map[string]event.Event{}
+	for k := 0; k < 4; k++ {
+		maps.Copy(want, appendKeyed(t, s, rng, base, k*400, 400))
+	}
+	sn := s.Snapshot()
+	for _, sg := range sn.segs {
+		blocks := assertClustered(t, sg)
+		// 400 events: about 120 of each project, one block each.
+		for _, p := range testProjects {
+			if len(blocks[p]) != 1 {
+				t.Fatalf("flushed segment %d: project %s in blocks %v", sg.id, p, blocks[p])
+			}
+		}
+	}
+	sn.Release()
+	checkClean(t, e)
+
+	if n, err := s.Compact(); err != nil || n != 4 {
+		t.Fatalf("compaction merged %d: %v", n, err)
+	}
+	if s.stats.concatenated.Load() != 0 {
+		t.Fatal("blocks of 120 rows against 1024 should be merged, not copied")
+	}
+	sn = s.Snapshot()
+	defer sn.Release()
+	if len(sn.segs) != 1 {
+		t.Fatalf("%d segments after compaction", len(sn.segs))
+	}
+	sg := sn.segs[0]
+	blocks := assertClustered(t, sg)
+	for _, p := range testProjects {
+		// About 480 rows, from four flushed blocks: one block.
+		if len(blocks[p]) != 1 {
+			t.Fatalf("project %s in blocks %v after the merge", p, blocks[p])
+		}
+	}
+	assertEvents(t, s, want)
+	checkClean(t, e)
+
+	// project = bravo reads the bravo blocks only; its answer is right.
+	req := scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Columns: []scan.Column{{Path: "id", Type: vec.String}},
+		Filters: []scan.Predicate{{Path: "project", Type: vec.String, Op: scan.Eq, Args: []scan.Const{str("bravo")}}}}
+	for _, noIndex := range []bool{false, true} {
+		req.NoIndex = noIndex
+		sc, err := sn.Table("t").Open(ctx, &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if units := len(sc.Units()); !noIndex && units != len(blocks["bravo"]) {
+			t.Fatalf("project = bravo: %d units, want bravo's %d blocks", units, len(blocks["bravo"]))
+		}
+		got := runScan(t, sn.Table("t"), &req)
+		n := 0
+		for _, ev := range want {
+			if projectOf(&ev) == "bravo" {
+				n++
+				if _, ok := got[ev.ID]; !ok {
+					t.Fatalf("noIndex=%v: bravo event %s missing", noIndex, ev.ID)
+				}
+			}
+		}
+		if len(got) != n {
+			t.Fatalf("noIndex=%v: %d rows, want %d", noIndex, len(got), n)
+		}
+	}
+}
+
+// TestSortKeyMergesTimeOrderedSegments: segments written before a source
+// had a sort key (time order, meta version 1) are read and merged with
+// segments ordered by the key, by block copy and by a full merge, across
+// a restart; their rows go to mixed blocks, the keyed ones stay clustered.
+func TestSortKeyMergesTimeOrderedSegments(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		blockRows int
+		concat    bool
+	}{{"merge", 1024, false}, {"copy", 64, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := vfs.NewMemFS()
+			opts := testOptions(fs)
+			opts.BlockRows = tc.blockRows
+			opts.SegmentMaxRows = 8192
+			opts.CompactionMinInputs = 4
+			e := openTestEngine(t, fs, opts)
+			s, _ := e.Shard(shardID)
+			rng := rand.New(rand.NewPCG(5, 6))
+			const base = 1_700_000_000_000_000
+			want := map[string]event.Event{}
+			for k := 0; k < 2; k++ {
+				maps.Copy(want, appendKeyed(t, s, rng, base, k*300, 300))
+			}
+			if err := s.SetSortKey("project"); err != nil {
+				t.Fatal(err)
+			}
+			for k := 2; k < 4; k++ {
+				maps.Copy(want, appendKeyed(t, s, rng, base, k*300, 300))
+			}
+			e.Close()
+			// The key is not persisted by the engine (the server sets it
+			// from the catalog on every start).
+			opts.SortKey = "project"
+			e = openTestEngine(t, fs, opts)
+			defer e.Close()
+			s, _ = e.Shard(shardID)
+			sn := s.Snapshot()
+			keys := []string{}
+			for _, sg := range sn.segs {
+				keys = append(keys, sg.meta.sortKey)
+			}
+			sn.Release()
+			slices.Sort(keys)
+			if slices.Compare(keys, []string{"", "", "project", "project"}) != 0 {
+				t.Fatalf("segments' sort keys %q", keys)
+			}
+			if n, err := s.Compact(); err != nil || n != 4 {
+				t.Fatalf("compaction merged %d: %v", n, err)
+			}
+			if got := s.stats.concatenated.Load() == 1; got != tc.concat {
+				t.Fatalf("concatenated %v, want %v", got, tc.concat)
+			}
+			sn = s.Snapshot()
+			defer sn.Release()
+			sg := sn.segs[0]
+			blocks := assertClustered(t, sg)
+			mixedRows := 0
+			for _, b := range blocks[""] {
+				mixedRows += sg.r.Block(b).Rows
+			}
+			if mixedRows < 600 {
+				t.Fatalf("the 600 rows of time-ordered segments should be in mixed blocks; %d rows are", mixedRows)
+			}
+			assertEvents(t, s, want)
+			checkClean(t, e)
+		})
+	}
+}
+
+// TestSortKeyRetentionRewrite: retention rewrites a segment ordered by a
+// key into one ordered by the key, without the expired rows.
+func TestSortKeyRetentionRewrite(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.SortKey = "project"
+	opts.BlockRows = 128
+	now := time.UnixMicro(1_700_000_000_000_000 + 4*86400_000_000)
+	opts.Now = func() time.Time { return now }
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	var batch []event.Event
+	want := map[string]event.Event{}
+	for i := 0; i < 800; i++ {
+		// Over four days: half of the rows are older than two days.
+		ev := keyedEvent(i, 1_700_000_000_000_000+int64(i)*432_000_000)
+		batch = append(batch, ev)
+		if ev.Timestamp >= now.Add(-48*time.Hour).UnixMicro() {
+			want[ev.ID] = ev
+		}
+	}
+	if err := s.Append(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	s.SetRetentionDays(2)
+	if n, err := s.ApplyRetention(); err != nil || n != 1 {
+		t.Fatalf("retention rewrote %d: %v", n, err)
+	}
+	sn := s.Snapshot()
+	defer sn.Release()
+	assertClustered(t, sn.segs[0])
+	assertEvents(t, s, want)
+	checkClean(t, e)
+}
+
+// TestSortKeyScanMatchesReference runs the scan reference cases over
+// segments and a head ordered by project.
+func TestSortKeyScanMatchesReference(t *testing.T) {
+	testScanMatchesReference(t, func(t *testing.T, maxTerms int) (*Engine, *Shard, []event.Event) {
+		e, s, all := scanFixture(t, maxTerms)
+		if err := s.SetSortKey("project"); err != nil {
+			t.Fatal(err)
+		}
+		// Merged by key: the fixture's segments become one, clustered.
+		if _, err := s.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		return e, s, all
+	}, 64)
+}
+
+func TestCheckSortKey(t *testing.T) {
+	for _, ok := range []string{"", "project", "metadata.project_ref", "m_1.x"} {
+		if err := CheckSortKey(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"timestamp", ".project", "project.", "a..b", "pro ject", "proj-ect", string(make([]byte, segment.MaxPathLen+1))} {
+		if err := CheckSortKey(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if _, err := (&Options{SortKey: "a b"}).withDefaults(); err == nil {
+		t.Error("Options with an invalid sort key accepted")
+	}
+}
+
+// TestSegMetaVersions: meta version 1 (written before sort keys, and
+// still for time-ordered segments) and version 2 decode; damaged ones do
+// not.
+func TestSegMetaVersions(t *testing.T) {
+	v1 := segMeta{walLast: 7, created: 1234, replaces: []uint64{3, 4}}
+	b := v1.encode()
+	if b[0] != metaV1 {
+		t.Fatalf("time-ordered meta written as version %d", b[0])
+	}
+	// The bytes a build before sort keys wrote.
+	if old := []byte{1, 7, 0xa4, 0x13, 2, 3, 4}; string(old) != string(b) {
+		t.Fatalf("version 1 bytes changed: %x", b)
+	}
+	v2 := segMeta{walLast: 7, created: -5, sortKey: "project", blocks: []blockKey{{single: true, key: "a"}, {}, {single: true, key: ""}}}
+	for _, m := range []segMeta{v1, v2} {
+		got, err := decodeSegMeta(m.encode())
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(m) {
+			t.Fatalf("round trip of %+v: %+v, %v", m, got, err)
+		}
+	}
+	long := v2
+	long.blocks = []blockKey{{single: true, key: string(make([]byte, maxMetaKeyLen+1))}}
+	if got, err := decodeSegMeta(long.encode()); err != nil || got.blocks[0].single {
+		t.Fatalf("a key value too long to record: %+v, %v", got.blocks, err)
+	}
+	enc := v2.encode()
+	badKind := segMeta{sortKey: "p", blocks: []blockKey{{}}}.encode()
+	badKind[len(badKind)-1] = 9
+	for _, bad := range [][]byte{nil, {3}, enc[:len(enc)-1], badKind, {2, 0, 0, 0, 0}} {
+		if _, err := decodeSegMeta(bad); err == nil {
+			t.Errorf("%x decoded", bad)
+		}
+	}
+}
+
+// FuzzSegMeta: the meta decoder never panics, allocates in proportion to
+// its input, and what it accepts encodes back to what it decodes to.
+func FuzzSegMeta(f *testing.F) {
+	f.Add(segMeta{walLast: 7, created: 1234, replaces: []uint64{3, 4}}.encode())
+	f.Add(segMeta{sortKey: "project", blocks: []blockKey{{single: true, key: "a"}, {}}}.encode())
+	f.Add([]byte{2, 0, 0, 0, 1, 'p', 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := decodeSegMeta(data)
+		if err != nil {
+			return
+		}
+		back, err := decodeSegMeta(m.encode())
+		if err != nil || fmt.Sprint(back) != fmt.Sprint(m) {
+			t.Fatalf("round trip: %v\n%+v\n%+v", err, m, back)
+		}
+	})
+}

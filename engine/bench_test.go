@@ -155,16 +155,23 @@ func segmentBytes(tb testing.TB, dir string) int64 {
 }
 
 // BenchmarkFlush measures writing a full head (131,072 events) to a
-// segment with its index. One op is one flush; MB/s is of raw JSON.
+// segment with its index, in time order and ordered by project (100
+// projects). One op is one flush; MB/s is of raw JSON.
 func BenchmarkFlush(b *testing.B) {
 	evs, raw := edgeEvents(b, 131072, 2)
+	for _, key := range []string{"", "project"} {
+		b.Run("key="+map[string]string{"": "time"}[key]+key, func(b *testing.B) { benchFlush(b, evs, raw, key) })
+	}
+}
+
+func benchFlush(b *testing.B, evs []event.Event, raw int64, sortKey string) {
 	b.SetBytes(raw)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()
 		// One head of every event, flushed once: no early freezing.
-		e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30})
+		e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30, SortKey: sortKey})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -313,14 +320,21 @@ func benchCompactLevel() int {
 
 // BenchmarkCompactMerge merges 8 segments of 16,384 edge events that
 // overlap in time, written with 1024-row blocks and merged row by row
-// into 65,536-row blocks (the path issue 11's crash was on). One op is
+// into 65,536-row blocks (the path issue 11's crash was on), in time order
+// and, for key=project, written and merged ordered by project. One op is
 // one event merged.
 func BenchmarkCompactMerge(b *testing.B) {
 	const segs, perSeg = 8, 16384
 	evs, raw := edgeEvents(b, segs*perSeg, 3)
+	for _, key := range []string{"", "project"} {
+		b.Run("key="+map[string]string{"": "time"}[key]+key, func(b *testing.B) { benchCompactMerge(b, evs, raw, segs, key) })
+	}
+}
+
+func benchCompactMerge(b *testing.B, evs []event.Event, raw int64, segs int, sortKey string) {
 	base := vfs.NewMemFS()
 	e, err := Open("/data", &Options{FS: base, DisableBackground: true, AckMode: AckBuffered, BlockRows: 1024,
-		HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30})
+		HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30, SortKey: sortKey})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -346,7 +360,7 @@ func BenchmarkCompactMerge(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i += len(evs) {
 		b.StopTimer()
-		e, err := Open("/data", &Options{FS: base.CrashClone(), DisableBackground: true, CompactionMinInputs: segs})
+		e, err := Open("/data", &Options{FS: base.CrashClone(), DisableBackground: true, CompactionMinInputs: segs, SortKey: sortKey})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 
@@ -35,6 +36,8 @@ type headSource struct {
 	perm  []int32
 	key   string
 	specs []blockSpec
+	dense []int8  // per column: 0 not known yet, 1 a value in every row, 2 not
+	ks    []int32 // valueIndexes' buffer
 }
 
 func newHeadSource(v *headView, sortKey string, blockRows int) *headSource {
@@ -94,27 +97,32 @@ func (hs *headSource) keyClasses(sortKey string, blockRows int) []int32 {
 		}
 		return kc.str(k), true
 	}
-	counts := map[string]int{}
+	var maxTime int64 = math.MinInt64
+	ts := v.cols[slices.IndexFunc(v.cols, func(c headColView) bool { return c.path == "timestamp" && c.typ == segment.TypeTimestamp })].ints
+	for _, t := range ts[:v.rows] {
+		maxTime = max(maxTime, t)
+	}
+	counts := map[string]*slabCounts{}
 	absent := 0
 	for r := 0; r < v.rows; r++ {
-		if key, ok := keyOf(r); ok {
-			counts[key]++
-		} else {
+		key, ok := keyOf(r)
+		if !ok {
 			absent++
+			continue
 		}
+		c := counts[key]
+		if c == nil {
+			c = new(slabCounts)
+			counts[strings.Clone(key)] = c // key may alias the head
+		}
+		c[slabOf(ts[r], maxTime)]++
 	}
-	classes, classOf := pickKeyClasses(counts, absent)
-	mixed := int32(len(classes) - 1) // present whenever a row is mixed
+	plan := planKeys(counts, absent)
 	for r := range class {
 		key, ok := keyOf(r)
-		ci, single := classOf[key]
-		if ok && single {
-			class[r] = int32(ci)
-		} else {
-			class[r] = mixed
-		}
+		class[r] = plan.classOf(key, ok, slabOf(ts[r], maxTime))
 	}
-	hs.specs = planBlocks(classes, blockRows)
+	hs.specs = planBlocks(plan.classes, blockRows)
 	return class
 }
 
@@ -125,44 +133,86 @@ func (hs *headSource) blocks() []blockSpec           { return hs.specs }
 
 func (hs *headSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error) {
 	n := to - from
-	{
-		c := &hs.v.cols[ci]
-		c.buildRank()
-		resetColumnData(d, c.typ, n)
-		if c.typ == segment.TypeString && c.dictMap {
-			// Hand the head's dictionary codes through.
-			d.Strs = d.Strs[:0]
-			d.Codes = growSlice(d.Codes, n)
-			d.Dict = c.dict
-		}
-		any := false
-		for r := 0; r < n; r++ {
-			k := c.valueIndex(int(hs.perm[from+r]))
-			if k < 0 {
-				if d.Nulls == nil {
-					d.Nulls = vec.NewBitset(n)
-				}
-				d.Nulls.Set(r)
-				continue
-			}
-			any = true
-			switch c.typ {
-			case segment.TypeBool:
-				d.Bools[r] = c.bools[k]
-			case segment.TypeInt64, segment.TypeTimestamp:
-				d.Ints[r] = c.ints[k]
-			case segment.TypeFloat64:
-				d.Floats[r] = c.floats[k]
-			case segment.TypeString, segment.TypeArray:
-				if d.Dict != nil {
-					d.Codes[r] = c.codes[k]
-				} else {
-					d.Strs[r] = c.str(k)
-				}
-			}
-		}
-		return any, nil
+	c := &hs.v.cols[ci]
+	resetColumnData(d, c.typ, n)
+	if c.typ == segment.TypeString && c.dictMap {
+		// Hand the head's dictionary codes through.
+		d.Strs = d.Strs[:0]
+		d.Codes = growSlice(d.Codes, n)
+		d.Dict = c.dict
 	}
+	ks := hs.valueIndexes(ci, hs.perm[from:to])
+	any := false
+	for r, k := range ks {
+		if k < 0 {
+			if d.Nulls == nil {
+				d.Nulls = vec.NewBitset(n)
+			}
+			d.Nulls.Set(r)
+		} else {
+			any = true
+		}
+	}
+	// One loop per type: rows come in sort order, scattered over the head.
+	switch {
+	case c.typ == segment.TypeBool:
+		for r, k := range ks {
+			if k >= 0 {
+				d.Bools[r] = c.bools[k]
+			}
+		}
+	case c.typ == segment.TypeInt64 || c.typ == segment.TypeTimestamp:
+		for r, k := range ks {
+			if k >= 0 {
+				d.Ints[r] = c.ints[k]
+			}
+		}
+	case c.typ == segment.TypeFloat64:
+		for r, k := range ks {
+			if k >= 0 {
+				d.Floats[r] = c.floats[k]
+			}
+		}
+	case d.Dict != nil:
+		for r, k := range ks {
+			if k >= 0 {
+				d.Codes[r] = c.codes[k]
+			}
+		}
+	case c.typ == segment.TypeString || c.typ == segment.TypeArray:
+		for r, k := range ks {
+			if k >= 0 {
+				d.Strs[r] = c.str(int(k))
+			}
+		}
+	}
+	return any, nil
+}
+
+// valueIndexes returns the value index of column ci for each of rows (-1
+// where the row has no value), in a buffer reused by the next call. A
+// column with a value in every row (most are) needs no lookup: value k is
+// row k.
+func (hs *headSource) valueIndexes(ci int, rows []int32) []int32 {
+	if hs.dense == nil {
+		hs.dense = make([]int8, len(hs.v.cols))
+	}
+	c := &hs.v.cols[ci]
+	if hs.dense[ci] == 0 {
+		hs.dense[ci] = 2
+		if int(c.countBits(0, hs.v.rows)) == hs.v.rows {
+			hs.dense[ci] = 1
+		}
+	}
+	if hs.dense[ci] == 1 {
+		return rows
+	}
+	c.buildRank()
+	hs.ks = growSlice(hs.ks, len(rows))
+	for i, r := range rows {
+		hs.ks[i] = int32(c.valueIndex(int(r)))
+	}
+	return hs.ks
 }
 
 func resetColumnData(d *segment.ColumnData, t segment.ColType, n int) {

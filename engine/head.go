@@ -411,6 +411,9 @@ type headView struct {
 	minTime int64
 	maxTime int64
 
+	// chunkSize is the rows of the view's chunks (0: the default); every
+	// view of a head must use the same (the head keeps their summaries).
+	chunkSize  int
 	chunksOnce sync.Once
 	chunkList  []*headChunk // see chunks
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // The head's read side: a head is read as a sequence of chunks of
-// headChunkRows rows, each with a summary like a segment block's footer
+// Options.HeadChunkRows rows, each with a summary like a segment block's footer
 // entry (time range, and per column its value count, value range and the
 // dictionary codes it uses), so that a scan prunes chunks and reads the
 // newest first, as it does blocks.
@@ -21,10 +21,19 @@ import (
 // are summarised by each view for itself. None of this touches the write
 // path: head.add neither knows nor pays for it.
 
-// headChunkRows is the rows of a head chunk: a multiple of 64 (the
-// presence bitmaps' word), small enough that a newest-first read touches
-// few rows, large enough that a scan's per-chunk overhead stays small.
-const headChunkRows = 8192
+// defaultHeadChunkRows is the rows of a head chunk (Options.HeadChunkRows):
+// a multiple of 64 (the presence bitmaps' word), small enough that a
+// newest-first read touches few rows, large enough that a scan's per-chunk
+// overhead stays small.
+const defaultHeadChunkRows = 8192
+
+// chunkRows returns the rows of the view's chunks.
+func (v *headView) chunkRows() int {
+	if v.chunkSize > 0 {
+		return v.chunkSize
+	}
+	return defaultHeadChunkRows
+}
 
 // headChunk summarises head rows [from, to).
 type headChunk struct {
@@ -124,14 +133,15 @@ func (v *headView) summarise(from, to int, starts []uint32) *headChunk {
 func (v *headView) chunks() []*headChunk {
 	v.chunksOnce.Do(func() {
 		h := v.h
-		full := v.rows / headChunkRows
+		size := v.chunkRows()
+		full := v.rows / size
 		h.sealMu.Lock()
 		sealed := h.sealed
 		if len(sealed) < full {
 			starts := v.startsAfter(sealed)
 			for len(sealed) < full {
-				from := len(sealed) * headChunkRows
-				ch := v.summarise(from, from+headChunkRows, starts)
+				from := len(sealed) * size
+				ch := v.summarise(from, from+size, starts)
 				for ci := range starts {
 					starts[ci] += ch.cols[ci].count
 				}
@@ -141,7 +151,7 @@ func (v *headView) chunks() []*headChunk {
 		}
 		h.sealMu.Unlock()
 		v.chunkList = sealed[:len(sealed):len(sealed)]
-		if from := full * headChunkRows; from < v.rows {
+		if from := full * size; from < v.rows {
 			v.chunkList = append(v.chunkList, v.summarise(from, v.rows, v.startsAfter(sealed)))
 		}
 	})
@@ -166,7 +176,7 @@ func (v *headView) startsAfter(sealed []*headChunk) []uint32 {
 // chunkAt returns the chunk holding row.
 func (v *headView) chunkAt(row int) *headChunk {
 	cs := v.chunks()
-	return cs[min(row/headChunkRows, len(cs)-1)]
+	return cs[min(row/v.chunkRows(), len(cs)-1)]
 }
 
 // rankAt returns the index of row's value in column ci (or of the next
@@ -293,7 +303,7 @@ func (v *headView) readCol(ci int, dst *vec.Vector, from, to int, rows []int32) 
 			dst.Nulls.Set(i)
 			continue
 		}
-		if last >= 0 && row >= last && row-last < headChunkRows {
+		if last >= 0 && row >= last && row-last < defaultHeadChunkRows {
 			rank += int(c.countBits(last, row))
 		} else {
 			rank = v.rankAt(ci, row)

@@ -195,7 +195,7 @@ func (u *headUnit) firstByTime(ctx context.Context, lo, hi, limit int) ([]int32,
 		}
 		return 0
 	}
-	for a, z, w := lo, hi, max(limit, 512); a < z; w *= 2 {
+	for a, z, w := lo, hi, max(2*limit, 64); a < z; w *= 2 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -251,7 +251,7 @@ func (u *headUnit) firstByTime(ctx context.Context, lo, hi, limit int) ([]int32,
 func (u *headUnit) windows(ctx context.Context, lo, hi, limit int) ([]int32, error) {
 	desc := u.sc.req.Order == scan.Descending
 	var got []int32
-	for a, z, w := lo, hi, max(limit, 512); a < z && len(got) < limit; w *= 2 {
+	for a, z, w := lo, hi, max(2*limit, 64); a < z && len(got) < limit; w *= 2 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

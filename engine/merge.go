@@ -64,9 +64,10 @@ type mergeSource struct {
 // mergeRun is one block of one input.
 type mergeRun struct {
 	in, b int
-	// class is the run's place in the output order (its key value's, or
-	// the mixed rows'); the heap merges class by class.
-	class   int
+	// slabs gives the output class of the run's rows by slab when the run
+	// holds one key value with blocks of its own (nil: its rows are mixed);
+	// the heap merges class by class (see sortkey.go).
+	slabs   *[numSlabs]int32
 	start   int   // first row kept (rows before it are older than the cutoff)
 	minTime int64 // a lower bound of the run's timestamps, until loaded
 	ts      []int64
@@ -128,8 +129,10 @@ func newMergeSource(group []*segRef, cutoff int64, sortKey string, blockRows int
 			ms.runs = append(ms.runs, run)
 		}
 	}
-	ms.classify(group, blockRows)
-	ms.heap = runHeap{runs: ms.runs, idx: make([]int, len(ms.runs))}
+	if err := ms.classify(group, blockRows); err != nil {
+		return nil, err
+	}
+	ms.heap.runs, ms.heap.idx = ms.runs, make([]int, len(ms.runs))
 	for i := range ms.heap.idx {
 		ms.heap.idx[i] = i
 	}
@@ -145,10 +148,10 @@ func (ms *mergeSource) blocks() []blockSpec           { return ms.specs }
 // classify gives each run its class and plans the output blocks. A run
 // is of a key value when its input segment is ordered by the same key and
 // says the block holds that value alone; every other run is mixed.
-func (ms *mergeSource) classify(group []*segRef, blockRows int) {
+func (ms *mergeSource) classify(group []*segRef, blockRows int) error {
 	if ms.key == "" {
 		ms.specs = timeBlocks(ms.total, blockRows)
-		return
+		return nil
 	}
 	runKey := func(r *mergeRun) (string, bool) {
 		m := &group[r.in].meta
@@ -157,28 +160,56 @@ func (ms *mergeSource) classify(group []*segRef, blockRows int) {
 		}
 		return m.blocks[r.b].key, true
 	}
-	counts := map[string]int{}
+	// The output's newest row: slabs count back from it.
+	maxTime := int64(math.MinInt64)
+	for i := range ms.runs {
+		maxTime = max(maxTime, ms.inputs[ms.runs[i].in].Block(ms.runs[i].b).MaxTime)
+	}
+	counts := map[string]*slabCounts{}
 	mixed := 0
 	for i := range ms.runs {
 		r := &ms.runs[i]
-		n := ms.inputs[r.in].Block(r.b).Rows - r.start
-		if k, ok := runKey(r); ok {
-			counts[k] += n
-		} else {
-			mixed += n
+		bi := ms.inputs[r.in].Block(r.b)
+		k, ok := runKey(r)
+		if !ok {
+			mixed += bi.Rows - r.start
+			continue
+		}
+		c := counts[k]
+		if c == nil {
+			c = new(slabCounts)
+			counts[k] = c
+		}
+		if lo, hi := slabOf(r.minTime, maxTime), slabOf(bi.MaxTime, maxTime); lo == hi {
+			c[lo] += bi.Rows - r.start
+			continue
+		}
+		// The block straddles slab edges: count its rows on each side.
+		if err := ms.inputs[r.in].ReadColumnOnce(r.b, ms.tsIn[r.in], 0, bi.Rows, &ms.tmp); err != nil {
+			return err
+		}
+		ts := ms.tmp.Ints[r.start:bi.Rows]
+		from := 0
+		for s := 0; s < numSlabs && from < len(ts); s++ {
+			to := len(ts)
+			if s < numSlabs-1 {
+				edge := slabStart(s+1, maxTime)
+				to = from + sort.Search(len(ts)-from, func(i int) bool { return ts[from+i] >= edge })
+			}
+			c[s] += to - from
+			from = to
 		}
 	}
-	classes, classOf := pickKeyClasses(counts, mixed)
+	plan := planKeys(counts, mixed)
 	for i := range ms.runs {
 		r := &ms.runs[i]
-		r.class = len(classes) - 1 // mixed, which sorts last
 		if k, ok := runKey(r); ok {
-			if c, single := classOf[k]; single {
-				r.class = c
-			}
+			r.slabs = plan.slabs[k]
 		}
 	}
-	ms.specs = planBlocks(classes, blockRows)
+	ms.heap.maxTime, ms.heap.mixed = maxTime, plan.mixed
+	ms.specs = planBlocks(plan.classes, blockRows)
+	return nil
 }
 
 // errMergeOrder reports a caller that asked for rows out of sequence.
@@ -384,6 +415,20 @@ func allNullRows(v *vec.Vector, n int) bool {
 type runHeap struct {
 	runs []mergeRun
 	idx  []int
+	// maxTime is the output's newest row (slabs count back from it), mixed
+	// the class of mixed rows.
+	maxTime int64
+	mixed   int32
+}
+
+// class returns the output class of run i's next row (a lower bound for
+// a run not loaded yet: classes grow with time within a key).
+func (h *runHeap) class(i int, ts int64) int32 {
+	r := &h.runs[h.idx[i]]
+	if r.slabs == nil {
+		return h.mixed
+	}
+	return r.slabs[slabOf(ts, h.maxTime)]
 }
 
 func (h *runHeap) key(i int) int64 {
@@ -396,10 +441,10 @@ func (h *runHeap) key(i int) int64 {
 
 func (h *runHeap) Len() int { return len(h.idx) }
 func (h *runHeap) Less(i, j int) bool {
-	if ca, cb := h.runs[h.idx[i]].class, h.runs[h.idx[j]].class; ca != cb {
+	a, b := h.key(i), h.key(j)
+	if ca, cb := h.class(i, a), h.class(j, b); ca != cb {
 		return ca < cb
 	}
-	a, b := h.key(i), h.key(j)
 	if a != b {
 		return a < b
 	}

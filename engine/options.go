@@ -77,6 +77,10 @@ type Options struct {
 	HeadMaxAge       time.Duration
 	HeadIdleFlush    time.Duration
 	HeadIdleMinBytes int
+	// HeadChunkRows is the rows of the chunks a head is scanned in, each
+	// summarised once it is full so that queries prune it (default 8192, a
+	// multiple of 64; small values are for tests).
+	HeadChunkRows int
 	// MaxFrozenHeads bounds heads waiting to be flushed per shard; past it
 	// Append returns ErrBackpressure (default 2).
 	MaxFrozenHeads int
@@ -226,6 +230,10 @@ func (o *Options) withDefaults() (*Options, error) {
 		return nil, fmt.Errorf("engine: MaxEventFields (%d) must be at most MaxColumns-%d (%d)", out.MaxEventFields, reservedColumns, out.MaxColumns-reservedColumns)
 	}
 	def(&out.HeadIdleMinBytes, 1<<20)
+	def(&out.HeadChunkRows, defaultHeadChunkRows)
+	if out.HeadChunkRows%64 != 0 || out.HeadChunkRows > 1<<20 {
+		return nil, errors.New("engine: HeadChunkRows must be a multiple of 64, at most 1048576")
+	}
 	def(&out.MaxFrozenHeads, 2)
 	def(&out.MaxConcurrentFlushes, 1)
 	if out.HeadMemoryBudget <= 0 {

@@ -305,10 +305,13 @@ func TestScanMatchesReference(t *testing.T) {
 // TestHeadScanMatchesReference runs the same requests over a head of
 // several chunks (sealed ones and an open tail) whose rows are not all in
 // time order: in the first chunk and the tail every 50th event arrives
-// about 3 s late; the second chunk is in order.
+// about 100 events late; the second chunk is in order.
 func TestHeadScanMatchesReference(t *testing.T) {
 	testScanMatchesReference(t, headScanFixture, 64)
 }
+
+// headFixtureChunk is the head chunk size of headScanFixture.
+const headFixtureChunk = 512
 
 // headScanFixture is a shard whose events are all in its head: 2.5
 // chunks of them, with late events.
@@ -317,19 +320,20 @@ func headScanFixture(t *testing.T, maxTerms int) (*Engine, *Shard, []event.Event
 	fs := vfs.NewMemFS()
 	opts := testOptions(fs)
 	opts.IndexMaxValueTerms = maxTerms
+	opts.HeadChunkRows = headFixtureChunk
 	e := openTestEngine(t, fs, opts)
 	s, _ := e.Shard(shardID)
 	base := int64(1_700_000_000_000_000)
 	var all []event.Event
-	for i := 0; i < headChunkRows*5/2; i++ {
+	for i := 0; i < headFixtureChunk*5/2; i++ {
 		ts := base + int64(i)*1000
-		if i%50 == 0 && (i < headChunkRows || i >= 2*headChunkRows) {
-			ts -= 2_999_993 // late, and no other event's time
+		if i%50 == 0 && (i < headFixtureChunk || i >= 2*headFixtureChunk) {
+			ts -= 99_993 // late, and no other event's time
 		}
 		all = append(all, testEvent(i, ts))
 	}
-	for off := 0; off < len(all); off += 1000 {
-		if err := s.Append(ctx, all[off:min(off+1000, len(all))]); err != nil {
+	for off := 0; off < len(all); off += 100 {
+		if err := s.Append(ctx, all[off:min(off+100, len(all))]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -370,9 +374,9 @@ func testScanMatchesReference(t *testing.T, fixture func(*testing.T, int) (*Engi
 		{Path: "metadata.context", Kind: scan.ArrayOf, Elem: []scan.Column{{Path: "host", Type: vec.String}, {Path: "pid", Type: vec.Int64}}},
 	}
 	minT, maxT := int64(1_700_000_000_050_000), int64(1_700_000_010_100_000)
-	if len(all) > headChunkRows {
+	if len(all) == headFixtureChunk*5/2 {
 		// Across the first two chunks of the head fixture.
-		minT, maxT = int64(1_700_000_000_050_000), int64(1_700_000_012_345_678)
+		minT, maxT = int64(1_700_000_000_050_000), int64(1_700_000_000_765_432)
 	}
 	cases := []struct {
 		name    string

@@ -38,10 +38,11 @@ func (s *Shard) Snapshot() *Snapshot {
 	for _, sg := range sn.segs {
 		sg.acquire()
 	}
-	for _, h := range s.frozen {
-		sn.heads = append(sn.heads, h.view())
+	for _, h := range append(s.frozen[:len(s.frozen):len(s.frozen)], s.head) {
+		hv := h.view()
+		hv.chunkSize = s.opts.HeadChunkRows
+		sn.heads = append(sn.heads, hv)
 	}
-	sn.heads = append(sn.heads, s.head.view())
 	return sn
 }
 

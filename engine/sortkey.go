@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sediment/sediment/segment"
 )
@@ -54,25 +55,89 @@ type blockSpec struct {
 	key  blockKey
 }
 
+// Time slabs. Ordered by key alone, every block of a segment would span
+// the segment's whole time range, and a query over the last hour of every
+// key (a per-minute chart, the newest rows without a filter) would read
+// the timestamps of every block. So each key's rows are also cut at time
+// edges counted back from the segment's newest event: its last hour, the
+// 3 hours before, the 12 before those, and so on by fours; a window of the
+// last T reads at most about 4T of each key's rows. Pieces of a key too
+// small for a block of their own join the next older piece.
+const (
+	numSlabs  = 6
+	slabFirst = int64(time.Hour / time.Microsecond) // the newest slab's span
+	slabRatio = 4
+)
+
+// slabOf returns the slab of a row at ts in a segment whose newest row is
+// at maxTime: numSlabs-1 for the newest hour, down to 0 for the oldest.
+func slabOf(ts, maxTime int64) int {
+	age, span := maxTime-ts, slabFirst
+	for s := numSlabs - 1; s > 0; s-- {
+		if age < span {
+			return s
+		}
+		span *= slabRatio
+	}
+	return 0
+}
+
+// slabStart returns the oldest time of slab s (s > 0) in a segment whose
+// newest row is at maxTime.
+func slabStart(s int, maxTime int64) int64 {
+	span := slabFirst
+	for i := numSlabs - 1; i > s; i-- {
+		span *= slabRatio
+	}
+	return maxTime - span + 1
+}
+
+// slabCounts are one key value's rows per slab.
+type slabCounts [numSlabs]int
+
 // keyClass is a run of output rows with one place in the order: the rows
-// of one key value, or the mixed rows (which sort last).
+// of one key value in a range of slabs, or the mixed rows (last).
 type keyClass struct {
 	key   string
 	mixed bool
 	rows  int
 }
 
-// pickKeyClasses decides which key values get blocks of their own, given
-// their row counts (mixedRows: rows already known to be mixed), and
-// returns the classes in output order: single keys by value, then mixed.
-// classOf maps a key value to its index in the result (absent: mixed).
-func pickKeyClasses(counts map[string]int, mixedRows int) (classes []keyClass, classOf map[string]int) {
+// keyPlan is the order of a segment's rows: its classes, and for each key
+// value with blocks of its own, the class of each of its slabs.
+type keyPlan struct {
+	classes []keyClass
+	slabs   map[string]*[numSlabs]int32
+	mixed   int32 // the mixed class (-1: none)
+}
+
+// classOf returns the class of a row of key value key (ok false: none)
+// in slab s.
+func (p *keyPlan) classOf(key string, ok bool, s int) int32 {
+	if ok {
+		if t := p.slabs[key]; t != nil {
+			return t[s]
+		}
+	}
+	return p.mixed
+}
+
+// planKeys decides, from the rows per key value and slab (mixedRows: rows
+// already known to be mixed), which key values get blocks of their own
+// and how their slabs group into classes, and returns the classes in
+// output order: key values in order, each's slabs oldest first, then the
+// mixed rows.
+func planKeys(counts map[string]*slabCounts, mixedRows int) *keyPlan {
 	type kc struct {
 		key string
 		n   int
 	}
 	var big []kc
-	for k, n := range counts {
+	for k, c := range counts {
+		n := 0
+		for _, x := range c {
+			n += x
+		}
 		if n >= minKeyBlockRows {
 			big = append(big, kc{k, n})
 		} else {
@@ -92,15 +157,41 @@ func pickKeyClasses(counts map[string]int, mixedRows int) (classes []keyClass, c
 		big = big[:maxKeyBlocks]
 	}
 	slices.SortFunc(big, func(a, b kc) int { return strings.Compare(a.key, b.key) })
-	classOf = make(map[string]int, len(big))
-	for i, x := range big {
-		classes = append(classes, keyClass{key: x.key, rows: x.n})
-		classOf[x.key] = i
+	p := &keyPlan{slabs: make(map[string]*[numSlabs]int32, len(big)), mixed: -1}
+	for _, x := range big {
+		c := counts[x.key]
+		// Pieces are made from the newest slab back: a piece is closed
+		// once it has rows enough for a block; what is left at the oldest
+		// end joins the last piece closed (the next newer one).
+		var pieces []int
+		var pieceOf [numSlabs]int // newest-first piece index
+		open := 0
+		for s := numSlabs - 1; s >= 0; s-- {
+			open += c[s]
+			pieceOf[s] = len(pieces)
+			if open >= minKeyBlockRows {
+				pieces = append(pieces, open)
+				open = 0
+			}
+		}
+		// The key has minKeyBlockRows rows, so one piece was closed.
+		pieces[len(pieces)-1] += open
+		t := new([numSlabs]int32)
+		first := len(p.classes)
+		for s := range t {
+			pc := min(pieceOf[s], len(pieces)-1)
+			t[s] = int32(first + len(pieces) - 1 - pc) // classes oldest first
+		}
+		for i := len(pieces) - 1; i >= 0; i-- {
+			p.classes = append(p.classes, keyClass{key: x.key, rows: pieces[i]})
+		}
+		p.slabs[x.key] = t
 	}
 	if mixedRows > 0 {
-		classes = append(classes, keyClass{mixed: true, rows: mixedRows})
+		p.mixed = int32(len(p.classes))
+		p.classes = append(p.classes, keyClass{mixed: true, rows: mixedRows})
 	}
-	return classes, classOf
+	return p
 }
 
 // planBlocks cuts classes into blocks of at most blockRows rows: each

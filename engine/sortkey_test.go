@@ -367,3 +367,116 @@ func FuzzSegMeta(f *testing.F) {
 		}
 	})
 }
+
+func TestSlabOf(t *testing.T) {
+	const m = int64(1_000_000_000_000)
+	h := slabFirst
+	for _, tc := range []struct {
+		age  int64
+		slab int
+	}{{0, 5}, {h - 1, 5}, {h, 4}, {4*h - 1, 4}, {4 * h, 3}, {16 * h, 2}, {64 * h, 1}, {256*h - 1, 1}, {256 * h, 0}, {1 << 50, 0}} {
+		if got := slabOf(m-tc.age, m); got != tc.slab {
+			t.Errorf("age %d h: slab %d, want %d", tc.age/h, got, tc.slab)
+		}
+		if tc.slab > 0 && slabOf(slabStart(tc.slab, m), m) != tc.slab || tc.slab > 0 && slabOf(slabStart(tc.slab, m)-1, m) != tc.slab-1 {
+			t.Errorf("slab %d starts at age %d", tc.slab, m-slabStart(tc.slab, m))
+		}
+	}
+}
+
+// TestPlanKeys: big keys get a class per slab piece, pieces too small
+// join the next older one (the oldest the next newer), small keys are
+// mixed; classes come key by key, oldest first, mixed last.
+func TestPlanKeys(t *testing.T) {
+	m := minKeyBlockRows
+	counts := map[string]*slabCounts{
+		"b": {0, 0, 0, 5 * m, 0, 2 * m},      // two pieces
+		"a": {m / 2, 3 * m, 0, 0, m / 4, m}, // oldest joins 3m; m/4 joins... the newest is m: closed alone
+		"c": {0, 0, 0, 0, 1, m / 2},          // too small: mixed
+		"d": {0, 0, 0, 0, 0, m - 1},          // too small: mixed
+		"e": {m, 0, 0, 0, 0, 1},              // the newest piece is too small: joins the oldest
+	}
+	p := planKeys(counts, 7)
+	var got []string
+	for _, c := range p.classes {
+		got = append(got, fmt.Sprintf("%s:%d", map[bool]string{true: "mixed", false: c.key}[c.mixed], c.rows))
+	}
+	want := []string{
+		fmt.Sprintf("a:%d", m/2+3*m+m/4), fmt.Sprintf("a:%d", m),
+		fmt.Sprintf("b:%d", 5*m), fmt.Sprintf("b:%d", 2*m),
+		fmt.Sprintf("e:%d", m+1),
+		fmt.Sprintf("mixed:%d", 7+1+m/2+m-1),
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("classes %v\nwant    %v", got, want)
+	}
+	if fmt.Sprint(*p.slabs["a"]) != "[0 0 0 0 0 1]" || fmt.Sprint(*p.slabs["b"]) != "[2 2 2 2 2 3]" || fmt.Sprint(*p.slabs["e"]) != "[4 4 4 4 4 4]" {
+		t.Fatalf("slab classes a %v b %v e %v", *p.slabs["a"], *p.slabs["b"], *p.slabs["e"])
+	}
+	if p.slabs["c"] != nil || p.classOf("c", true, 5) != p.mixed || p.classOf("", false, 0) != p.mixed || p.mixed != 5 {
+		t.Fatal("small keys and rows without a key are mixed")
+	}
+}
+
+// TestSortKeySlabs: a segment over a day cuts each key's rows at the
+// slab edges counted back from its newest row, by flush and by merge, so
+// that a query over the last hour reads one small block per key.
+func TestSortKeySlabs(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.SortKey = "project"
+	opts.BlockRows = 4096
+	opts.SegmentMaxRows = 1 << 20
+	opts.CompactionMinInputs = 2
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	const base = 1_700_000_000_000_000
+	const span, n = 24 * 3600_000_000, 18000 // a day; two segments over all of it
+	want := map[string]event.Event{}
+	for part := 0; part < 2; part++ {
+		var batch []event.Event
+		for i := 0; i < n; i++ {
+			if (i/7)%2 != part {
+				continue
+			}
+			ev := keyedEvent(i, base+int64(i)*span/n)
+			batch = append(batch, ev)
+			want[ev.ID] = ev
+		}
+		if err := s.Append(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string) {
+		sn := s.Snapshot()
+		defer sn.Release()
+		for _, sg := range sn.segs {
+			_, maxT := sg.r.TimeRange()
+			blocks := assertClustered(t, sg)
+			for _, p := range testProjects {
+				// Slabs of the last 1, 4, 16 and 64 hours: 4 blocks, in
+				// time order, each within its slab.
+				if len(blocks[p]) != 4 {
+					t.Fatalf("%s: segment %d: project %s in %d blocks, want 4", what, sg.id, p, len(blocks[p]))
+				}
+				for i, b := range blocks[p] {
+					bi := sg.r.Block(b)
+					if slabOf(bi.MinTime, maxT) != slabOf(bi.MaxTime, maxT) || slabOf(bi.MaxTime, maxT) != numSlabs-4+i {
+						t.Fatalf("%s: project %s block %d spans slabs %d..%d", what, p, b, slabOf(bi.MinTime, maxT), slabOf(bi.MaxTime, maxT))
+					}
+				}
+			}
+		}
+	}
+	check("flush")
+	if n, err := s.Compact(); err != nil || n != 2 || s.stats.concatenated.Load() != 0 {
+		t.Fatalf("compaction merged %d (%d by copy): %v", n, s.stats.concatenated.Load(), err)
+	}
+	check("merge")
+	assertEvents(t, s, want)
+	checkClean(t, e)
+}

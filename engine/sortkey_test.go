@@ -390,11 +390,11 @@ func TestSlabOf(t *testing.T) {
 func TestPlanKeys(t *testing.T) {
 	m := minKeyBlockRows
 	counts := map[string]*slabCounts{
-		"b": {0, 0, 0, 5 * m, 0, 2 * m},      // two pieces
+		"b": {0, 0, 0, 5 * m, 0, 2 * m},     // two pieces
 		"a": {m / 2, 3 * m, 0, 0, m / 4, m}, // oldest joins 3m; m/4 joins... the newest is m: closed alone
-		"c": {0, 0, 0, 0, 1, m / 2},          // too small: mixed
-		"d": {0, 0, 0, 0, 0, m - 1},          // too small: mixed
-		"e": {m, 0, 0, 0, 0, 1},              // the newest piece is too small: joins the oldest
+		"c": {0, 0, 0, 0, 1, m / 2},         // too small: mixed
+		"d": {0, 0, 0, 0, 0, m - 1},         // too small: mixed
+		"e": {m, 0, 0, 0, 0, 1},             // the newest piece is too small: joins the oldest
 	}
 	p := planKeys(counts, 7)
 	var got []string

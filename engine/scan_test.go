@@ -501,7 +501,13 @@ func TestRegexPlan(t *testing.T) {
 		{`\| 5\d\d \|`, "| 5", false},
 		{`(?i)straße`, "", false},
 		{`x+y`, "x", false},
-		{`[ab]c`, "c", false},
+		{`[ab]c`, "ac|bc", true},
+		{`auth/v1/(token|user)`, "auth/v1/token|auth/v1/user", true},
+		{`(GET|POST) /rest/v1/`, "GET /rest/v1/|POST /rest/v1/", true},
+		{`(?i)xy(ab|cd)`, "~xyab|~xycd", true},
+		{`(?i:x)(a|b)`, "~x", false}, // one case rule per combination
+		{`[a-z]+x`, "x", false},
+		{`\| 5\d\d \|`, "| 5", false},
 	} {
 		p := planRegex(tc.re)
 		var parts []string
@@ -521,8 +527,10 @@ func TestRegexPlan(t *testing.T) {
 // TestStringMatchersAgreeWithRegexp: the literal shortcuts give the same
 // answers as Go's regexp (RE2, BigQuery's engine) on every pattern.
 func TestStringMatchersAgreeWithRegexp(t *testing.T) {
-	patterns := []string{"POST", "(?i)post", "python-httpx|Dart", `(?i)(get|post) \|`, `\| 5\d\d \|`, "^GET", "rpc$", "a|", "(?i)ÉTÉ"}
-	texts := []string{"", "POST | 200", "post /x", "GET | 503 | x", "Dart/3.4", "python-httpx/0.25", "x rpc", "Post", "été", "ÉTÉ", "pOsT"}
+	patterns := []string{"POST", "(?i)post", "python-httpx|Dart", `(?i)(get|post) \|`, `\| 5\d\d \|`, "^GET", "rpc$", "a|", "(?i)ÉTÉ",
+		"auth/v1/(token|user)", "(GET|POST) /rest", "[Pp]ost", "(?i)x(a|b)"}
+	texts := []string{"", "POST | 200", "post /x", "GET | 503 | x", "Dart/3.4", "python-httpx/0.25", "x rpc", "Post", "été", "ÉTÉ", "pOsT",
+		"GET /auth/v1/user HTTP", "auth/v1/tok auth/v1/token", "auth/v1/auth/v1/use", "auth/v1/users", "GET /rest/v1", "PUT /rest", "XA", "xb"}
 	for _, pat := range patterns {
 		p, err := compilePred(scan.Predicate{Path: "m", Type: vec.String, Op: scan.Regex, Args: []scan.Const{{Type: vec.String, Str: pat}}})
 		if err != nil {

@@ -114,11 +114,22 @@ func (s *Shard) replaceSegments(group []*segRef, ref *segRef) {
 }
 
 // pickCompaction returns the first run of at least CompactionMinInputs
-// small, time-adjacent segments whose rows fit in SegmentMaxRows.
+// small, time-adjacent segments whose rows fit in SegmentMaxRows. For a
+// shard with a sort key, whose merges rewrite every row, a run must also
+// be worth it: hold at least a quarter of SegmentMaxRows (so
+// that its output is not small and is never merged again), or
+// keyedRunSegments segments (a quiet source's).
 func (s *Shard) pickCompaction() []*segRef {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	small := s.opts.SegmentMaxRows / 4
+	keyed := s.SortKey() != ""
+	enough := func(run []*segRef, rows int) bool {
+		if len(run) < s.opts.CompactionMinInputs {
+			return false
+		}
+		return !keyed || rows >= small || len(run) >= keyedRunSegments*s.opts.CompactionMinInputs
+	}
 	var run []*segRef
 	rows := 0
 	// The merged segment holds the union of the inputs' columns, which
@@ -143,7 +154,7 @@ func (s *Shard) pickCompaction() []*segRef {
 			n = small // never merged as it is: rewriteDamaged takes it
 		}
 		if n >= small || rows+n > s.opts.SegmentMaxRows || len(union)+wouldAdd(sg) > segment.MaxColumns {
-			if len(run) >= s.opts.CompactionMinInputs {
+			if enough(run, rows) {
 				return run
 			}
 			run, rows = nil, 0
@@ -158,11 +169,18 @@ func (s *Shard) pickCompaction() []*segRef {
 			union[colKey{c.Path, c.Type}] = true
 		}
 	}
-	if len(run) >= s.opts.CompactionMinInputs {
+	if enough(run, rows) {
 		return run
 	}
 	return nil
 }
+
+// keyedRunSegments is how many times CompactionMinInputs small segments a
+// run of a shard with a sort key may hold before it is merged whatever
+// its size: merges by key rewrite every row, so they wait for enough rows
+// to make a segment that is not merged again, but a quiet source must not
+// pile up segments for ever.
+const keyedRunSegments = 4
 
 // canConcatenate reports whether a group can be compacted by copying its
 // blocks: they are not so small that re-cutting them would pay. Segments

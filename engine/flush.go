@@ -117,7 +117,7 @@ func (hs *headSource) keyClasses(sortKey string, blockRows int) []int32 {
 		}
 		c[slabOf(ts[r], maxTime)]++
 	}
-	plan := planKeys(counts, absent)
+	plan := planKeys(counts, absent, v.rows/flushKeyShare)
 	for r := range class {
 		key, ok := keyOf(r)
 		class[r] = plan.classOf(key, ok, slabOf(ts[r], maxTime))

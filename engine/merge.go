@@ -200,7 +200,7 @@ func (ms *mergeSource) classify(group []*segRef, blockRows int) error {
 			from = to
 		}
 	}
-	plan := planKeys(counts, mixed)
+	plan := planKeys(counts, mixed, 0)
 	for i := range ms.runs {
 		r := &ms.runs[i]
 		if k, ok := runKey(r); ok {

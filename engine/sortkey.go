@@ -42,6 +42,18 @@ import (
 // costs a read of the whole block.
 const minKeyBlockRows = 64
 
+// flushKeyShare bounds the blocks of one flushed segment: a key value gets
+// blocks of its own at a flush only if it has at least 1/flushKeyShare of
+// the head's rows. A head holds a few minutes of events, and every query
+// over them (the freshest, most queried) reads each of its blocks that
+// overlaps its time range: one block per key value would make a query
+// over the last minutes of every key read a hundred small blocks per
+// flushed segment. The biggest key values (each at least 3% of the
+// events) are clustered from the flush on; the others stay in mixed
+// blocks, in time order, for good (compaction merges blocks of one key
+// value by key, and mixed blocks by time).
+const flushKeyShare = 32
+
 // maxKeyBlocks bounds the key values with blocks of their own in one
 // segment (the biggest win; the rest go to mixed blocks), so that a
 // source whose key turns out not to be low-cardinality does not write a
@@ -124,10 +136,12 @@ func (p *keyPlan) classOf(key string, ok bool, s int) int32 {
 
 // planKeys decides, from the rows per key value and slab (mixedRows: rows
 // already known to be mixed), which key values get blocks of their own
-// and how their slabs group into classes, and returns the classes in
-// output order: key values in order, each's slabs oldest first, then the
-// mixed rows.
-func planKeys(counts map[string]*slabCounts, mixedRows int) *keyPlan {
+// (those with at least minRows rows, minKeyBlockRows at least) and how
+// their slabs group into classes, and returns the classes in output
+// order: key values in order, each's slabs oldest first, then the mixed
+// rows.
+func planKeys(counts map[string]*slabCounts, mixedRows, minRows int) *keyPlan {
+	minRows = max(minRows, minKeyBlockRows)
 	type kc struct {
 		key string
 		n   int
@@ -138,7 +152,7 @@ func planKeys(counts map[string]*slabCounts, mixedRows int) *keyPlan {
 		for _, x := range c {
 			n += x
 		}
-		if n >= minKeyBlockRows {
+		if n >= minRows {
 			big = append(big, kc{k, n})
 		} else {
 			mixedRows += n

@@ -188,7 +188,7 @@ func TestSortKeyMergesTimeOrderedSegments(t *testing.T) {
 			fs := vfs.NewMemFS()
 			opts := testOptions(fs)
 			opts.BlockRows = tc.blockRows
-			opts.SegmentMaxRows = 8192
+			opts.SegmentMaxRows = 4096 // 1,200 rows are enough to merge
 			opts.CompactionMinInputs = 4
 			e := openTestEngine(t, fs, opts)
 			s, _ := e.Shard(shardID)
@@ -396,7 +396,7 @@ func TestPlanKeys(t *testing.T) {
 		"d": {0, 0, 0, 0, 0, m - 1},         // too small: mixed
 		"e": {m, 0, 0, 0, 0, 1},             // the newest piece is too small: joins the oldest
 	}
-	p := planKeys(counts, 7)
+	p := planKeys(counts, 7, 0)
 	var got []string
 	for _, c := range p.classes {
 		got = append(got, fmt.Sprintf("%s:%d", map[bool]string{true: "mixed", false: c.key}[c.mixed], c.rows))
@@ -426,7 +426,7 @@ func TestSortKeySlabs(t *testing.T) {
 	opts := testOptions(fs)
 	opts.SortKey = "project"
 	opts.BlockRows = 4096
-	opts.SegmentMaxRows = 1 << 20
+	opts.SegmentMaxRows = 1 << 16
 	opts.CompactionMinInputs = 2
 	e := openTestEngine(t, fs, opts)
 	defer e.Close()
@@ -478,5 +478,97 @@ func TestSortKeySlabs(t *testing.T) {
 	}
 	check("merge")
 	assertEvents(t, s, want)
+	checkClean(t, e)
+}
+
+// TestSortKeyFlushBlocks: a flush gives blocks of their own to the key
+// values with at least 1/32 of the head's rows only; the rest share mixed
+// blocks, so that a query over the freshest minutes of every key value
+// reads a few blocks per flushed segment, not one per key value.
+func TestSortKeyFlushBlocks(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.SortKey = "project"
+	opts.BlockRows = 8192
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	var batch []event.Event
+	want := map[string]event.Event{}
+	project := func(i int) string {
+		switch {
+		case i%10 < 4:
+			return "big-a" // 40%
+		case i%10 < 7:
+			return "big-b" // 30%
+		case i%100 < 10 || i%100 == 17:
+			return "mid" // 4%: over 1/32
+		}
+		return fmt.Sprintf("small-%02d", i%26) // 26% over 26 values
+	}
+	for i := 0; i < 4000; i++ {
+		ev := testEvent(i, 1_700_000_000_000_000+int64(i)*1000)
+		ev.Fields.Kids = slices.Clone(ev.Fields.Kids)
+		ev.Fields.Kids[0] = event.Member("project", event.StringValue(project(i)))
+		batch = append(batch, ev)
+		want[ev.ID] = ev
+	}
+	if err := s.Append(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	sn := s.Snapshot()
+	defer sn.Release()
+	var keys []string
+	for _, bk := range sn.segs[0].meta.blocks {
+		keys = append(keys, map[bool]string{true: bk.key, false: "(mixed)"}[bk.single])
+	}
+	if fmt.Sprint(keys) != "[big-a big-b mid (mixed)]" {
+		t.Fatalf("flushed blocks %v", keys)
+	}
+	assertEvents(t, s, want)
+	checkClean(t, e)
+}
+
+// TestSortKeyCompactionWaits: merges by key rewrite every row, so a shard
+// with a sort key merges small segments once they make a quarter of
+// SegmentMaxRows (or 4 times CompactionMinInputs segments), not as soon
+// as there are CompactionMinInputs of them.
+func TestSortKeyCompactionWaits(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.SortKey = "project"
+	opts.SegmentMaxRows = 4000 // a quarter: 1,000 rows
+	opts.CompactionMinInputs = 2
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	rng := rand.New(rand.NewPCG(8, 9))
+	compact := func() int {
+		n, err := s.Compact()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for k := 0; k < 4; k++ {
+		appendKeyed(t, s, rng, 1_700_000_000_000_000, k*200, 200)
+		if n := compact(); n != 0 {
+			t.Fatalf("after %d segments of 200 rows: merged %d", k+1, n)
+		}
+	}
+	appendKeyed(t, s, rng, 1_700_000_000_000_000, 800, 200)
+	if n := compact(); n != 5 {
+		t.Fatalf("1,000 rows in 5 segments: merged %d", n)
+	}
+	// A quiet source: 8 segments of 10 rows are merged too.
+	for k := 0; k < 8; k++ {
+		appendKeyed(t, s, rng, 1_800_000_000_000_000, 1000+k*10, 10)
+	}
+	if n := compact(); n != 8 {
+		t.Fatalf("8 small segments: merged %d", n)
+	}
 	checkClean(t, e)
 }

@@ -82,20 +82,17 @@ func newHeadSource(v *headView, sortKey string, blockRows int) *headSource {
 func (hs *headSource) keyClasses(sortKey string, blockRows int) []int32 {
 	v := hs.v
 	class := make([]int32, v.rows)
-	ki := slices.IndexFunc(v.cols, func(c headColView) bool { return c.path == sortKey && c.typ == segment.TypeString })
-	if ki < 0 {
-		// No row has the key: one mixed class, in time order.
-		hs.specs = planBlocks([]keyClass{{mixed: true, rows: v.rows}}, blockRows)
-		return class
-	}
-	kc := &v.cols[ki]
-	kc.buildRank()
-	keyOf := func(row int) (string, bool) {
-		k := kc.valueIndex(row)
-		if k < 0 {
-			return "", false
+	keyOf := func(int) (string, bool) { return "", false } // no row has the key
+	if ki := slices.IndexFunc(v.cols, func(c headColView) bool { return c.path == sortKey && c.typ == segment.TypeString }); ki >= 0 {
+		kc := &v.cols[ki]
+		kc.buildRank()
+		keyOf = func(row int) (string, bool) {
+			k := kc.valueIndex(row)
+			if k < 0 {
+				return "", false
+			}
+			return kc.str(k), true
 		}
-		return kc.str(k), true
 	}
 	var maxTime int64 = math.MinInt64
 	ts := v.cols[slices.IndexFunc(v.cols, func(c headColView) bool { return c.path == "timestamp" && c.typ == segment.TypeTimestamp })].ints
@@ -103,11 +100,11 @@ func (hs *headSource) keyClasses(sortKey string, blockRows int) []int32 {
 		maxTime = max(maxTime, t)
 	}
 	counts := map[string]*slabCounts{}
-	absent := 0
+	var absent slabCounts
 	for r := 0; r < v.rows; r++ {
 		key, ok := keyOf(r)
 		if !ok {
-			absent++
+			absent[slabOf(ts[r], maxTime)]++
 			continue
 		}
 		c := counts[key]

@@ -64,9 +64,9 @@ type mergeSource struct {
 // mergeRun is one block of one input.
 type mergeRun struct {
 	in, b int
-	// slabs gives the output class of the run's rows by slab when the run
-	// holds one key value with blocks of its own (nil: its rows are mixed);
-	// the heap merges class by class (see sortkey.go).
+	// slabs gives the output class of the run's rows by slab: those of its
+	// key value's, or of the mixed rows (nil without a sort key); the heap
+	// merges class by class (see sortkey.go).
 	slabs   *[numSlabs]int32
 	start   int   // first row kept (rows before it are older than the cutoff)
 	minTime int64 // a lower bound of the run's timestamps, until loaded
@@ -166,19 +166,16 @@ func (ms *mergeSource) classify(group []*segRef, blockRows int) error {
 		maxTime = max(maxTime, ms.inputs[ms.runs[i].in].Block(ms.runs[i].b).MaxTime)
 	}
 	counts := map[string]*slabCounts{}
-	mixed := 0
+	var mixed slabCounts
 	for i := range ms.runs {
 		r := &ms.runs[i]
 		bi := ms.inputs[r.in].Block(r.b)
-		k, ok := runKey(r)
-		if !ok {
-			mixed += bi.Rows - r.start
-			continue
-		}
-		c := counts[k]
-		if c == nil {
-			c = new(slabCounts)
-			counts[k] = c
+		c := &mixed
+		if k, ok := runKey(r); ok {
+			if c = counts[k]; c == nil {
+				c = new(slabCounts)
+				counts[k] = c
+			}
 		}
 		if lo, hi := slabOf(r.minTime, maxTime), slabOf(bi.MaxTime, maxTime); lo == hi {
 			c[lo] += bi.Rows - r.start
@@ -203,11 +200,14 @@ func (ms *mergeSource) classify(group []*segRef, blockRows int) error {
 	plan := planKeys(counts, mixed, 0)
 	for i := range ms.runs {
 		r := &ms.runs[i]
+		r.slabs = plan.mixed
 		if k, ok := runKey(r); ok {
-			r.slabs = plan.slabs[k]
+			if t := plan.slabs[k]; t != nil {
+				r.slabs = t
+			}
 		}
 	}
-	ms.heap.maxTime, ms.heap.mixed = maxTime, plan.mixed
+	ms.heap.maxTime = maxTime
 	ms.specs = planBlocks(plan.classes, blockRows)
 	return nil
 }
@@ -415,10 +415,8 @@ func allNullRows(v *vec.Vector, n int) bool {
 type runHeap struct {
 	runs []mergeRun
 	idx  []int
-	// maxTime is the output's newest row (slabs count back from it), mixed
-	// the class of mixed rows.
+	// maxTime is the output's newest row (slabs count back from it).
 	maxTime int64
-	mixed   int32
 }
 
 // class returns the output class of run i's next row (a lower bound for
@@ -426,7 +424,7 @@ type runHeap struct {
 func (h *runHeap) class(i int, ts int64) int32 {
 	r := &h.runs[h.idx[i]]
 	if r.slabs == nil {
-		return h.mixed
+		return 0 // no sort key: one class
 	}
 	return r.slabs[slabOf(ts, h.maxTime)]
 }

@@ -94,9 +94,10 @@ func headColumns(hv *headView) []colRef {
 	return out
 }
 
-// ForEachEvent calls fn with every event of the snapshot: segments in time
-// order, then the heads in arrival order. The event is valid only during
-// the call.
+// ForEachEvent calls fn with every event of the snapshot: segments by
+// their first event's time, each block after block (in time order, or by
+// sort key then time), then the heads in arrival order. The event is valid
+// only during the call.
 func (sn *Snapshot) ForEachEvent(fn func(e *event.Event) error) error {
 	if sn.cutoff != noCutoff {
 		all := fn

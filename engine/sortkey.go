@@ -116,11 +116,12 @@ type keyClass struct {
 }
 
 // keyPlan is the order of a segment's rows: its classes, and for each key
-// value with blocks of its own, the class of each of its slabs.
+// value with blocks of its own, and for the mixed rows, the class of each
+// slab.
 type keyPlan struct {
 	classes []keyClass
 	slabs   map[string]*[numSlabs]int32
-	mixed   int32 // the mixed class (-1: none)
+	mixed   *[numSlabs]int32 // nil when no row is mixed
 }
 
 // classOf returns the class of a row of key value key (ok false: none)
@@ -131,22 +132,29 @@ func (p *keyPlan) classOf(key string, ok bool, s int) int32 {
 			return t[s]
 		}
 	}
-	return p.mixed
+	return p.mixed[s]
 }
 
-// planKeys decides, from the rows per key value and slab (mixedRows: rows
-// already known to be mixed), which key values get blocks of their own
-// (those with at least minRows rows, minKeyBlockRows at least) and how
-// their slabs group into classes, and returns the classes in output
-// order: key values in order, each's slabs oldest first, then the mixed
-// rows.
-func planKeys(counts map[string]*slabCounts, mixedRows, minRows int) *keyPlan {
+// planKeys decides, from the rows per key value and slab (mixed: rows
+// known to be mixed, by slab), which key values get blocks of their own
+// (those with at least minRows rows, minKeyBlockRows at least), and how
+// the slabs of each, and of the mixed rows, group into classes. The
+// classes come in output order: key values in order, each's slabs oldest
+// first, then the mixed rows' slabs oldest first (mixed blocks are in time
+// order and cut at slab edges too, so that the newest mixed block holds
+// the last hour).
+func planKeys(counts map[string]*slabCounts, mixed slabCounts, minRows int) *keyPlan {
 	minRows = max(minRows, minKeyBlockRows)
 	type kc struct {
 		key string
 		n   int
 	}
 	var big []kc
+	demote := func(c *slabCounts) {
+		for s, x := range c {
+			mixed[s] += x
+		}
+	}
 	for k, c := range counts {
 		n := 0
 		for _, x := range c {
@@ -155,7 +163,7 @@ func planKeys(counts map[string]*slabCounts, mixedRows, minRows int) *keyPlan {
 		if n >= minRows {
 			big = append(big, kc{k, n})
 		} else {
-			mixedRows += n
+			demote(c)
 		}
 	}
 	if len(big) > maxKeyBlocks {
@@ -166,46 +174,54 @@ func planKeys(counts map[string]*slabCounts, mixedRows, minRows int) *keyPlan {
 			return strings.Compare(a.key, b.key)
 		})
 		for _, x := range big[maxKeyBlocks:] {
-			mixedRows += x.n
+			demote(counts[x.key])
 		}
 		big = big[:maxKeyBlocks]
 	}
 	slices.SortFunc(big, func(a, b kc) int { return strings.Compare(a.key, b.key) })
-	p := &keyPlan{slabs: make(map[string]*[numSlabs]int32, len(big)), mixed: -1}
+	p := &keyPlan{slabs: make(map[string]*[numSlabs]int32, len(big))}
 	for _, x := range big {
-		c := counts[x.key]
-		// Pieces are made from the newest slab back: a piece is closed
-		// once it has rows enough for a block; what is left at the oldest
-		// end joins the last piece closed (the next newer one).
-		var pieces []int
-		var pieceOf [numSlabs]int // newest-first piece index
-		open := 0
-		for s := numSlabs - 1; s >= 0; s-- {
-			open += c[s]
-			pieceOf[s] = len(pieces)
-			if open >= minKeyBlockRows {
-				pieces = append(pieces, open)
-				open = 0
-			}
-		}
-		// The key has minKeyBlockRows rows, so one piece was closed.
-		pieces[len(pieces)-1] += open
-		t := new([numSlabs]int32)
-		first := len(p.classes)
-		for s := range t {
-			pc := min(pieceOf[s], len(pieces)-1)
-			t[s] = int32(first + len(pieces) - 1 - pc) // classes oldest first
-		}
-		for i := len(pieces) - 1; i >= 0; i-- {
-			p.classes = append(p.classes, keyClass{key: x.key, rows: pieces[i]})
-		}
-		p.slabs[x.key] = t
+		p.slabs[x.key] = p.addSlabClasses(x.key, false, counts[x.key])
 	}
-	if mixedRows > 0 {
-		p.mixed = int32(len(p.classes))
-		p.classes = append(p.classes, keyClass{mixed: true, rows: mixedRows})
-	}
+	p.mixed = p.addSlabClasses("", true, &mixed)
 	return p
+}
+
+// addSlabClasses adds the classes of one key value's rows (or the mixed
+// rows), given per slab, and returns the class of each slab (nil when
+// there are no rows). Pieces are made from the newest slab back: a piece
+// is closed once it has rows enough for a block of its own; what is left
+// at the oldest end joins the last piece closed (the next newer one).
+func (p *keyPlan) addSlabClasses(key string, mixed bool, c *slabCounts) *[numSlabs]int32 {
+	var pieces []int
+	var pieceOf [numSlabs]int // newest-first piece index
+	open := 0
+	for s := numSlabs - 1; s >= 0; s-- {
+		open += c[s]
+		pieceOf[s] = len(pieces)
+		if open >= minKeyBlockRows {
+			pieces = append(pieces, open)
+			open = 0
+		}
+	}
+	switch {
+	case len(pieces) > 0:
+		pieces[len(pieces)-1] += open
+	case open > 0:
+		pieces = append(pieces, open) // too few rows for two pieces
+	default:
+		return nil
+	}
+	t := new([numSlabs]int32)
+	first := len(p.classes)
+	for s := range t {
+		pc := min(pieceOf[s], len(pieces)-1)
+		t[s] = int32(first + len(pieces) - 1 - pc) // classes oldest first
+	}
+	for i := len(pieces) - 1; i >= 0; i-- {
+		p.classes = append(p.classes, keyClass{key: key, mixed: mixed, rows: pieces[i]})
+	}
+	return t
 }
 
 // planBlocks cuts classes into blocks of at most blockRows rows: each

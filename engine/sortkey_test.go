@@ -396,7 +396,7 @@ func TestPlanKeys(t *testing.T) {
 		"d": {0, 0, 0, 0, 0, m - 1},         // too small: mixed
 		"e": {m, 0, 0, 0, 0, 1},             // the newest piece is too small: joins the oldest
 	}
-	p := planKeys(counts, 7, 0)
+	p := planKeys(counts, slabCounts{7}, 0)
 	var got []string
 	for _, c := range p.classes {
 		got = append(got, fmt.Sprintf("%s:%d", map[bool]string{true: "mixed", false: c.key}[c.mixed], c.rows))
@@ -413,7 +413,7 @@ func TestPlanKeys(t *testing.T) {
 	if fmt.Sprint(*p.slabs["a"]) != "[0 0 0 0 0 1]" || fmt.Sprint(*p.slabs["b"]) != "[2 2 2 2 2 3]" || fmt.Sprint(*p.slabs["e"]) != "[4 4 4 4 4 4]" {
 		t.Fatalf("slab classes a %v b %v e %v", *p.slabs["a"], *p.slabs["b"], *p.slabs["e"])
 	}
-	if p.slabs["c"] != nil || p.classOf("c", true, 5) != p.mixed || p.classOf("", false, 0) != p.mixed || p.mixed != 5 {
+	if p.slabs["c"] != nil || p.classOf("c", true, 5) != 5 || p.classOf("", false, 0) != 5 || fmt.Sprint(*p.mixed) != "[5 5 5 5 5 5]" {
 		t.Fatal("small keys and rows without a key are mixed")
 	}
 }
@@ -457,6 +457,16 @@ func TestSortKeySlabs(t *testing.T) {
 		for _, sg := range sn.segs {
 			_, maxT := sg.r.TimeRange()
 			blocks := assertClustered(t, sg)
+			// The mixed rows too: in time order, cut at slab edges (pieces
+			// of too few rows joined).
+			if len(blocks[""]) < 2 {
+				t.Fatalf("%s: mixed rows in %d block", what, len(blocks[""]))
+			}
+			for i, b := range blocks[""][1:] {
+				if sg.r.Block(b).MinTime < sg.r.Block(blocks[""][i]).MaxTime {
+					t.Fatalf("%s: mixed block %d before the one before it", what, b)
+				}
+			}
 			for _, p := range testProjects {
 				// Slabs of the last 1, 4, 16 and 64 hours: 4 blocks, in
 				// time order, each within its slab.

@@ -111,6 +111,8 @@ func TestSourceValidation(t *testing.T) {
 		{"long name", SourceParams{Name: ptr(strings.Repeat("a", 257))}, "name", "should be at most 256 character(s)"},
 		{"negative retention", SourceParams{Name: ptr("a"), RetentionDays: ptr(-1)}, "retention_days", "must be greater than or equal to 0"},
 		{"bad lql", SourceParams{Name: ptr("a"), DropLQL: ptr("m.status:>")}, "drop_lql_string", ""},
+		{"sort key not a path", SourceParams{Name: ptr("a"), SortKey: ptr("project name")}, "sort_key", ""},
+		{"sort key timestamp", SourceParams{Name: ptr("a"), SortKey: ptr("timestamp")}, "sort_key", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,6 +125,33 @@ func TestSourceValidation(t *testing.T) {
 	}
 	if len(c.Sources()) != 0 {
 		t.Fatal("an invalid source was stored")
+	}
+}
+
+// TestSourceSortKey: the sort key is set, cleared and kept across a
+// restart, and a catalog without one (written before it existed) reads.
+func TestSourceSortKey(t *testing.T) {
+	fs := vfs.NewMemFS()
+	c := openMem(t, fs)
+	s, err := c.CreateSource(SourceParams{Name: ptr("edge"), SortKey: ptr(" metadata.project_ref ")})
+	if err != nil || s.SortKey != "metadata.project_ref" {
+		t.Fatalf("created %+v: %v", s, err)
+	}
+	plain, _ := c.CreateSource(SourceParams{Name: ptr("plain")})
+	if plain.SortKey != "" {
+		t.Fatalf("default sort key %q", plain.SortKey)
+	}
+	c = openMem(t, fs.CrashClone())
+	if got := c.SourceByName("edge").SortKey; got != "metadata.project_ref" {
+		t.Fatalf("after a restart: %q", got)
+	}
+	data, _ := vfs.ReadFile(fs, "/data/catalog.json")
+	if !strings.Contains(string(data), `"sort_key": "metadata.project_ref"`) || strings.Count(string(data), `"sort_key"`) != 1 {
+		t.Fatalf("the file should name the one sort key set:\n%s", data)
+	}
+	u, err := c.UpdateSource(s.Token, SourceParams{SortKey: ptr("")})
+	if err != nil || u.SortKey != "" {
+		t.Fatalf("cleared: %+v %v", u, err)
 	}
 }
 

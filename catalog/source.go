@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/lql"
 )
 
@@ -31,6 +32,11 @@ type Source struct {
 	// meaning `metadata.`), rebuilds event_message at ingest as their
 	// values joined by " | ". Empty leaves event_message alone.
 	CustomEventMessageKeys string `json:"custom_event_message_keys,omitempty"`
+	// SortKey is the field (a path, e.g. "project") the source's stored
+	// events are ordered by before time, so that a filter on it reads only
+	// its value's blocks; "" orders by time only. A low-cardinality string
+	// field that queries filter on suits it (engine.Shard.SetSortKey).
+	SortKey string `json:"sort_key,omitempty"`
 
 	InsertedAt time.Time `json:"inserted_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
@@ -44,6 +50,7 @@ type SourceParams struct {
 	RetentionDays          *int
 	DropLQL                *string
 	CustomEventMessageKeys *string
+	SortKey                *string
 }
 
 // Sources returns every source, by id.
@@ -146,6 +153,12 @@ func (c *Catalog) applySourceParams(s *Source, p SourceParams, create bool) erro
 	}
 	if p.CustomEventMessageKeys != nil {
 		s.CustomEventMessageKeys = strings.TrimSpace(*p.CustomEventMessageKeys)
+	}
+	if p.SortKey != nil {
+		s.SortKey = strings.TrimSpace(*p.SortKey)
+		if err := engine.CheckSortKey(s.SortKey); err != nil {
+			fe.add("sort_key", err.Error())
+		}
 	}
 	return fe.err()
 }

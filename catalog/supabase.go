@@ -15,26 +15,32 @@ import (
 var supabaseSQL embed.FS
 
 // SupabaseSource is one of the sources Supabase ships logs to, with the
-// CTE that logs.all gives it and the column that holds the project ref.
+// CTE that logs.all gives it, the column that holds the project ref and
+// the sort key it is seeded with.
 type SupabaseSource struct {
 	Name          string // Logflare source name (the SQL table name)
 	CTE           string // CTE name in logs.all (Studio's table name)
 	ProjectFilter string // the column compared to @project in logs.all
+	// SortKey is the source's sort key when seeded (Source.SortKey): the
+	// edge logs, by far the biggest source on the platform, are ordered by
+	// project so that Studio's project-scoped queries read one project's
+	// blocks.
+	SortKey string
 }
 
 // SupabaseSources returns the nine sources Supabase mode seeds, in
 // Logflare's seeding order.
 func SupabaseSources() []SupabaseSource {
 	return []SupabaseSource{
-		{"cloudflare.logs.prod", "edge_logs", "t.project"},
-		{"postgres.logs", "postgres_logs", "t.project"},
-		{"deno-relay-logs", "function_edge_logs", "m.project_ref"},
-		{"deno-subhosting-events", "function_logs", "m.project_ref"},
-		{"gotrue.logs.prod", "auth_logs", "t.project"},
-		{"realtime.logs.prod", "realtime_logs", "m.project"},
-		{"storage.logs.prod.2", "storage_logs", "m.project"},
-		{"postgREST.logs.prod", "postgrest_logs", "t.project"},
-		{"pgbouncer.logs.prod", "pgbouncer_logs", "t.project"},
+		{"cloudflare.logs.prod", "edge_logs", "t.project", "project"},
+		{"postgres.logs", "postgres_logs", "t.project", ""},
+		{"deno-relay-logs", "function_edge_logs", "m.project_ref", ""},
+		{"deno-subhosting-events", "function_logs", "m.project_ref", ""},
+		{"gotrue.logs.prod", "auth_logs", "t.project", ""},
+		{"realtime.logs.prod", "realtime_logs", "m.project", ""},
+		{"storage.logs.prod.2", "storage_logs", "m.project", ""},
+		{"postgREST.logs.prod", "postgrest_logs", "t.project", ""},
+		{"pgbouncer.logs.prod", "pgbouncer_logs", "t.project", ""},
 	}
 }
 
@@ -141,7 +147,7 @@ func (c *Catalog) SeedSupabase() (SeedResult, error) {
 				continue
 			}
 			now := c.now()
-			s := &Source{ID: st.nextSourceID, Token: c.opts.NewUUID(), Name: ss.Name, InsertedAt: now, UpdatedAt: now}
+			s := &Source{ID: st.nextSourceID, Token: c.opts.NewUUID(), Name: ss.Name, SortKey: ss.SortKey, InsertedAt: now, UpdatedAt: now}
 			st.nextSourceID++
 			st.sources = append(st.sources, s)
 			res.Sources = append(res.Sources, s)

@@ -26,6 +26,10 @@ func TestSeedSupabaseIsIdempotent(t *testing.T) {
 		if s.Name != wantNames[i] || c.SourceByName(wantNames[i]) != s {
 			t.Fatalf("source %d is %q, want %q", i, s.Name, wantNames[i])
 		}
+		// The edge logs are ordered by project, the others by time.
+		if want := map[bool]string{true: "project"}[s.Name == "cloudflare.logs.prod"]; s.SortKey != want {
+			t.Fatalf("source %s seeded with sort key %q, want %q", s.Name, s.SortKey, want)
+		}
 	}
 	snapshot := func(c *Catalog) (string, string) {
 		var s, e []string

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,16 +156,23 @@ func segmentBytes(tb testing.TB, dir string) int64 {
 }
 
 // BenchmarkFlush measures writing a full head (131,072 events) to a
-// segment with its index. One op is one flush; MB/s is of raw JSON.
+// segment with its index, in time order and ordered by project (100
+// projects). One op is one flush; MB/s is of raw JSON.
 func BenchmarkFlush(b *testing.B) {
 	evs, raw := edgeEvents(b, 131072, 2)
+	for _, key := range []string{"", "project"} {
+		b.Run("key="+map[string]string{"": "time"}[key]+key, func(b *testing.B) { benchFlush(b, evs, raw, key) })
+	}
+}
+
+func benchFlush(b *testing.B, evs []event.Event, raw int64, sortKey string) {
 	b.SetBytes(raw)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()
 		// One head of every event, flushed once: no early freezing.
-		e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30})
+		e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30, SortKey: sortKey})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -313,14 +321,21 @@ func benchCompactLevel() int {
 
 // BenchmarkCompactMerge merges 8 segments of 16,384 edge events that
 // overlap in time, written with 1024-row blocks and merged row by row
-// into 65,536-row blocks (the path issue 11's crash was on). One op is
+// into 65,536-row blocks (the path issue 11's crash was on), in time order
+// and, for key=project, written and merged ordered by project. One op is
 // one event merged.
 func BenchmarkCompactMerge(b *testing.B) {
 	const segs, perSeg = 8, 16384
 	evs, raw := edgeEvents(b, segs*perSeg, 3)
+	for _, key := range []string{"", "project"} {
+		b.Run("key="+map[string]string{"": "time"}[key]+key, func(b *testing.B) { benchCompactMerge(b, evs, raw, segs, key) })
+	}
+}
+
+func benchCompactMerge(b *testing.B, evs []event.Event, raw int64, segs int, sortKey string) {
 	base := vfs.NewMemFS()
 	e, err := Open("/data", &Options{FS: base, DisableBackground: true, AckMode: AckBuffered, BlockRows: 1024,
-		HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30})
+		HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30, SortKey: sortKey})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -346,7 +361,7 @@ func BenchmarkCompactMerge(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i += len(evs) {
 		b.StopTimer()
-		e, err := Open("/data", &Options{FS: base.CrashClone(), DisableBackground: true, CompactionMinInputs: segs})
+		e, err := Open("/data", &Options{FS: base.CrashClone(), DisableBackground: true, CompactionMinInputs: segs, SortKey: sortKey})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -359,4 +374,160 @@ func BenchmarkCompactMerge(b *testing.B) {
 		e.Close()
 		b.StartTimer()
 	}
+}
+
+// BenchmarkStoreCPU measures the CPU the background work spends per 1M
+// events of a source, in time order and ordered by project: 700,000 edge
+// events flushed in heads of 35,000 (what the default HeadMaxBytes holds),
+// compacted after every flush as the background loop does, until nothing
+// is left to merge. It reports CPU seconds per 1M events for the flushes
+// and for compaction, and the bytes per event on disk after.
+//
+//	go test ./engine -run '^$' -bench StoreCPU -count 6 -benchtime 1x | tee new.txt
+func BenchmarkStoreCPU(b *testing.B) {
+	const n, head = 700_000, 35_000
+	var evs []event.Event
+	for done := 0; done < n; done += 100_000 {
+		part, _ := edgeEvents(b, 100_000, int64(done)+17)
+		evs = append(evs, part...)
+	}
+	for _, key := range []string{"", "project"} {
+		b.Run("key="+map[string]string{"": "time"}[key]+key, func(b *testing.B) {
+			var flushCPU, compactCPU time.Duration
+			var bytes int64
+			for i := 0; i < b.N; i++ {
+				dir := b.TempDir()
+				e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30,
+					HeadMemoryBudget: 1 << 30, SortKey: key})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, _ := e.Shard("bench")
+				compact := func() {
+					c := processCPU()
+					for {
+						m, err := s.Compact()
+						if err != nil {
+							b.Fatal(err)
+						}
+						if m == 0 {
+							break
+						}
+					}
+					compactCPU += processCPU() - c
+				}
+				for off := 0; off < n; off += head {
+					for k := off; k < off+head; k += 5000 {
+						if err := s.Append(context.Background(), evs[k:k+5000]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					c := processCPU()
+					if err := s.Flush(); err != nil {
+						b.Fatal(err)
+					}
+					flushCPU += processCPU() - c
+					compact()
+				}
+				bytes = segmentBytes(b, dir)
+				e.Close()
+			}
+			per := float64(b.N) * n / 1e6
+			b.ReportMetric(flushCPU.Seconds()/per, "flush-cpu-s/1M")
+			b.ReportMetric(compactCPU.Seconds()/per, "compact-cpu-s/1M")
+			b.ReportMetric(float64(bytes)/n, "disk-B/event")
+		})
+	}
+}
+
+// processCPU returns the CPU time the process has used (user and system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkFreshSegments reads the last hour of a source whose events are
+// still in the segments its flushes wrote (heads of 35,000 events, as the
+// default HeadMaxBytes makes them for edge events), not compacted yet, in
+// time order and ordered by project: every timestamp of the hour (a
+// per-minute chart), the newest 100 rows, and one project's rows.
+//
+//	go test ./engine -run '^$' -bench FreshSegments -count 6 | tee new.txt
+func BenchmarkFreshSegments(b *testing.B) {
+	const n, head = 350_000, 35_000
+	for _, key := range []string{"", "project"} {
+		name := "key=" + map[string]string{"": "time"}[key] + key
+		b.Run(name, func(b *testing.B) {
+			s := freshShard(b, name, n, head, key)
+			sn := s.Snapshot()
+			defer sn.Release()
+			_, maxT := sn.segs[len(sn.segs)-1].r.TimeRange()
+			for _, tc := range []struct {
+				name string
+				req  scan.Request
+			}{
+				{"lastHour", scan.Request{TimeMin: maxT - 3600_000_000, TimeMax: scan.MaxTime, Columns: []scan.Column{{Path: "timestamp", Type: vec.Timestamp}}}},
+				{"newest100", scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Order: scan.Descending, Limit: 100,
+					Columns: []scan.Column{{Path: "id", Type: vec.String}, {Path: "timestamp", Type: vec.Timestamp}}}},
+				{"projectLastHour", scan.Request{TimeMin: maxT - 3600_000_000, TimeMax: scan.MaxTime, Columns: []scan.Column{{Path: "timestamp", Type: vec.Timestamp}},
+					Filters: []scan.Predicate{{Path: "project", Type: vec.String, Op: scan.Eq, Args: []scan.Const{{Type: vec.String, Str: gen.ProjectRefs(23, gen.DefaultProjects)[0]}}}}}},
+			} {
+				b.Run(tc.name, func(b *testing.B) {
+					b.ReportAllocs()
+					units := 0
+					for i := 0; i < b.N; i++ {
+						units = readUnits(b, sn, &tc.req)
+					}
+					b.ReportMetric(float64(units), "units")
+				})
+			}
+		})
+	}
+}
+
+// freshShard ingests n edge events in heads of head events, flushed and
+// not compacted, once per configuration.
+func freshShard(b *testing.B, name string, n, head int, sortKey string) *Shard {
+	key := "fresh/" + name
+	if v, ok := loaded.Load(key); ok {
+		return v.(*loadedData).s
+	}
+	dir, err := os.MkdirTemp("", "sediment-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30, SortKey: sortKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := e.Shard("bench")
+	evs, _ := edgeEvents(b, n, 23)
+	for off := 0; off < n; off += head {
+		if err := s.Append(context.Background(), evs[off:min(off+head, n)]); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	loaded.Store(key, &loadedData{e: e, s: s})
+	return s
+}
+
+// readUnits reads every unit of a scan (as the executor does, without a
+// top-K's skipping) and returns how many there were.
+func readUnits(b *testing.B, sn *Snapshot, req *scan.Request) int {
+	sc, err := sn.Table("bench").Open(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, u := range sc.Units() {
+		if err := u.Read(context.Background(), func(*vec.Batch) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return len(sc.Units())
 }

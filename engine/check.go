@@ -171,6 +171,13 @@ func checkSegment(sg *segRef) []error {
 	if lo != minT || hi != maxT {
 		return append(errs, fail("segment time range does not match its blocks"))
 	}
+	if err := checkBlockKeys(sg, &skip); err != nil {
+		var ce *segment.CorruptError
+		if errors.As(err, &ce) && r.BlockAt(ce.Offset) >= 0 {
+			return errs // a column failed to read: that block is reported
+		}
+		return append(errs, fail("%v", err))
+	}
 	ix, err := sg.index()
 	if err != nil {
 		return append(errs, &SegmentDamageError{File: file, Unit: "index", Err: err})
@@ -188,6 +195,36 @@ func checkSegment(sg *segRef) []error {
 		}
 	}
 	return errs
+}
+
+// checkBlockKeys verifies what the meta section says of the blocks of a
+// segment ordered by a sort key: every row of a block of one key value
+// has that value.
+func checkBlockKeys(sg *segRef, skip *roaring.Bitmap) error {
+	r, m := sg.r, &sg.meta
+	if m.sortKey == "" {
+		return nil
+	}
+	col := r.Column(m.sortKey, segment.TypeString)
+	var v vec.Vector
+	for b, bk := range m.blocks {
+		bi := r.Block(b)
+		if !bk.single || skip.Contains(uint32(bi.FirstRow)) {
+			continue
+		}
+		if col < 0 {
+			return fmt.Errorf("block %d: said to hold key %s values only, but there is no %s column", b, m.sortKey, m.sortKey)
+		}
+		if err := r.ReadColumnOnce(b, col, 0, bi.Rows, &v); err != nil {
+			return err
+		}
+		for i := 0; i < bi.Rows; i++ {
+			if v.IsNull(i) || v.StringAt(i) != bk.key {
+				return fmt.Errorf("block %d: row %d is not of the one key value the meta section gives", b, i)
+			}
+		}
+	}
+	return nil
 }
 
 // errIndexDisagrees marks an index whose postings differ from its column.

@@ -74,7 +74,7 @@ func (s *Shard) compact() (int, error) {
 		}
 	} else {
 		var src *mergeSource
-		if src, err = newMergeSource(group, cutoff); err == nil && src.rows() > 0 {
+		if src, err = newMergeSource(group, cutoff, s.SortKey(), s.opts.BlockRows); err == nil && src.rows() > 0 {
 			// (with no rows every input expired: the inputs just go)
 			ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
 		}
@@ -116,7 +116,11 @@ func (s *Shard) replaceSegments(group []*segRef, ref *segRef) {
 }
 
 // pickCompaction returns the first run of at least CompactionMinInputs
-// small, time-adjacent segments whose rows fit in SegmentMaxRows.
+// small, time-adjacent segments whose rows fit in SegmentMaxRows. For a
+// shard with a sort key, whose merges rewrite every row, a run must also
+// be worth it: hold at least a quarter of SegmentMaxRows (so
+// that its output is not small and is never merged again), or
+// keyedRunSegments segments (a quiet source's).
 func (s *Shard) pickCompaction() []*segRef {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -153,6 +157,13 @@ func (s *Shard) compactionBacklog() int {
 // is not reused after yield returns.
 func (s *Shard) compactionRuns(yield func(run []*segRef) bool) {
 	small := s.opts.SegmentMaxRows / 4
+	keyed := s.SortKey() != ""
+	enough := func(run []*segRef, rows int) bool {
+		if len(run) < s.opts.CompactionMinInputs {
+			return false
+		}
+		return !keyed || rows >= small || len(run) >= keyedRunSegments*s.opts.CompactionMinInputs
+	}
 	var run []*segRef
 	rows := 0
 	// The merged segment holds the union of the inputs' columns, which
@@ -177,7 +188,7 @@ func (s *Shard) compactionRuns(yield func(run []*segRef) bool) {
 			n = small // never merged as it is: rewriteDamaged takes it
 		}
 		if n >= small || rows+n > s.opts.SegmentMaxRows || len(union)+wouldAdd(sg) > segment.MaxColumns {
-			if len(run) >= s.opts.CompactionMinInputs && !yield(run) {
+			if enough(run, rows) && !yield(run) {
 				return
 			}
 			run, rows = nil, 0
@@ -192,10 +203,17 @@ func (s *Shard) compactionRuns(yield func(run []*segRef) bool) {
 			union[colKey{c.Path, c.Type}] = true
 		}
 	}
-	if len(run) >= s.opts.CompactionMinInputs {
+	if enough(run, rows) {
 		yield(run)
 	}
 }
+
+// keyedRunSegments is how many times CompactionMinInputs small segments a
+// run of a shard with a sort key may hold before it is merged whatever
+// its size: merges by key rewrite every row, so they wait for enough rows
+// to make a segment that is not merged again, but a quiet source must not
+// pile up segments for ever.
+const keyedRunSegments = 4
 
 // canConcatenate reports whether a group can be compacted by copying its
 // blocks: they are not so small that re-cutting them would pay. Segments
@@ -224,6 +242,19 @@ func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (*segRe
 	text := s.textIndexPaths()
 	var inputs []index.MergeInput
 	offset := uint32(0)
+	// The blocks keep what they hold of the sort key; those of inputs
+	// ordered otherwise count as mixed.
+	if meta.sortKey = s.SortKey(); meta.sortKey != "" {
+		for _, g := range group {
+			for b := 0; b < g.r.NumBlocks(); b++ {
+				var bk blockKey
+				if g.meta.sortKey == meta.sortKey {
+					bk = g.meta.blocks[b]
+				}
+				meta.blocks = append(meta.blocks, bk)
+			}
+		}
+	}
 	for gi, g := range group {
 		colMap := make([]int, len(g.r.Columns()))
 		for i := range colMap {

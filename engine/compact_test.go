@@ -195,7 +195,7 @@ func TestMergeReadsOnlyTheRowsItUses(t *testing.T) {
 	sn := s.Snapshot()
 	defer sn.Release()
 	group := sn.segs
-	ms, err := newMergeSource(group, noCutoff)
+	ms, err := newMergeSource(group, noCutoff, "", s.opts.BlockRows)
 	if err != nil {
 		t.Fatal(err)
 	}

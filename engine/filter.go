@@ -25,6 +25,7 @@ type pred struct {
 	// (an alternation's branches); anyExact means containing one decides.
 	anyOf    []regexLit
 	anyExact bool
+	anySet   litSet // anyOf, for matching
 	like     *likeMatcher
 }
 
@@ -71,6 +72,7 @@ func compilePred(p scan.Predicate) (*pred, error) {
 		cp.re = re
 		rp := planRegex(re.String())
 		cp.anyOf, cp.anyExact = rp.anyOf, rp.exact
+		cp.anySet = newLitSet(rp.anyOf)
 		if len(rp.anyOf) == 1 && !rp.anyOf[0].fold {
 			cp.lit, cp.litExact = rp.anyOf[0].s, rp.exact
 		}
@@ -116,7 +118,7 @@ func (p *pred) matchString(s string) bool {
 		r = strings.HasSuffix(s, p.Args[0].Str)
 	case scan.Regex:
 		switch {
-		case len(p.anyOf) > 0 && !containsAnyLit(s, p.anyOf):
+		case len(p.anyOf) > 0 && !p.anySet.contains(s):
 			r = false
 		case len(p.anyOf) > 0 && p.anyExact:
 			r = true

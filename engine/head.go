@@ -10,7 +10,6 @@ import (
 	"unsafe"
 
 	"github.com/sediment/sediment/event"
-	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
 )
 
@@ -60,6 +59,11 @@ type head struct {
 	frozen        bool
 	// adder stages events (add, addEncoded); under mu.
 	adder headAdder
+
+	// sealed are the summaries of the head's full chunks, in row order,
+	// added by readers (headchunk.go); guarded by sealMu, not mu.
+	sealMu sync.Mutex
+	sealed []*headChunk
 }
 
 // trieNode maps field names to child nodes so that flattening an event
@@ -514,12 +518,22 @@ type headView struct {
 	cols    []headColView
 	minTime int64
 	maxTime int64
+
+	// chunkSize is the rows of the view's chunks (0: the default); every
+	// view of a head must use the same (the head keeps their summaries).
+	chunkSize  int
+	chunksOnce sync.Once
+	chunkList  []*headChunk // see chunks
 }
 
 type headColView struct {
-	path    string
-	typ     segment.ColType
-	present []uint64 // full words alias the head; the last word is a copy
+	path string
+	typ  segment.ColType
+	// present holds the presence words wholly below the view's row count,
+	// which alias the head (they never change again); tail is a copy of
+	// the next word, masked to the view's rows (see word).
+	present []uint64
+	tail    uint64
 	rank    []uint32 // present values before each word (built on demand)
 	ints    []int64
 	floats  []float64
@@ -543,15 +557,11 @@ func (h *head) view() *headView {
 		cv := headColView{path: c.path, typ: c.typ, ints: c.ints, floats: c.floats, bools: c.bools,
 			dict: c.dictStrs, codes: c.codes, data: c.data, offs: c.offs}
 		cv.dictMap = c.dict != nil
-		// Words wholly below the row count never change again; copy the rest.
-		if len(c.present) > full {
-			cv.present = append(c.present[:full:full], c.present[full:]...)
-			if rem := uint(h.rows) & 63; rem != 0 {
-				cv.present[full] &= (1 << rem) - 1
-			}
-			cv.present = cv.present[:min(len(cv.present), (h.rows+63)>>6)]
-		} else {
-			cv.present = c.present
+		// Words wholly below the row count never change again; the next
+		// one is still written (and may hold staged rows): copy it.
+		cv.present = c.present[:min(full, len(c.present))]
+		if rem := uint(h.rows) & 63; rem != 0 && full < len(c.present) {
+			cv.tail = c.present[full] & (1<<rem - 1)
 		}
 		if c.typ == segment.TypeArray {
 			for ef := range c.elem {
@@ -563,25 +573,63 @@ func (h *head) view() *headView {
 	return v
 }
 
+// word returns presence word w of the view (zero past its rows).
+func (c *headColView) word(w int) uint64 {
+	if w < len(c.present) {
+		return c.present[w]
+	}
+	if w == len(c.present) {
+		return c.tail
+	}
+	return 0
+}
+
+// has reports whether row has a value.
+func (c *headColView) has(row int) bool { return c.word(row>>6)&(1<<(uint(row)&63)) != 0 }
+
+// countBits counts the rows of [from, to) that have a value.
+func (c *headColView) countBits(from, to int) uint32 {
+	if from >= to {
+		return 0
+	}
+	n := 0
+	fw, lw := from>>6, (to-1)>>6
+	for w := fw; w <= lw && w <= len(c.present); w++ {
+		x := c.word(w)
+		if w == fw {
+			x &^= (1 << (uint(from) & 63)) - 1
+		}
+		if w == lw && to&63 != 0 {
+			x &= (1 << (uint(to) & 63)) - 1
+		}
+		n += bits.OnesCount64(x)
+	}
+	return uint32(n)
+}
+
 // buildRank fills the per-word prefix counts used to find a row's value.
+// It writes the view: only its owner may call it (flush), never a scan,
+// whose units read one view concurrently.
 func (c *headColView) buildRank() {
 	if c.rank != nil {
 		return
 	}
-	c.rank = make([]uint32, len(c.present)+1)
-	for i, w := range c.present {
-		c.rank[i+1] = c.rank[i] + uint32(bits.OnesCount64(w))
+	words := len(c.present) + 1
+	c.rank = make([]uint32, words+1)
+	for i := 0; i < words; i++ {
+		c.rank[i+1] = c.rank[i] + uint32(bits.OnesCount64(c.word(i)))
 	}
 }
 
 // valueIndex returns the packed value index of row, or -1 if absent.
+// buildRank must have been called.
 func (c *headColView) valueIndex(row int) int {
 	w := row >> 6
-	if w >= len(c.present) {
+	if w > len(c.present) {
 		return -1
 	}
 	bit := uint64(1) << (uint(row) & 63)
-	word := c.present[w]
+	word := c.word(w)
 	if word&bit == 0 {
 		return -1
 	}
@@ -601,64 +649,6 @@ func (c *headColView) str(k int) string {
 
 // isDict reports whether string values are dictionary codes.
 func (c *headColView) isDict() bool { return c.dictMap }
-
-// readRows fills dst (of vector type for c.typ) with the values of the
-// given head rows (nil rows = [from, to)).
-func (c *headColView) read(dst *vec.Vector, from, to int, rows []int32) {
-	c.buildRank()
-	n := to - from
-	if rows != nil {
-		n = len(rows)
-	}
-	t := segment.VecType(c.typ)
-	dst.Reset(t)
-	dst.Len = n
-	switch t {
-	case vec.Bool:
-		dst.Bools = growSlice(dst.Bools, n)
-	case vec.Int64, vec.Timestamp:
-		dst.Ints = growSlice(dst.Ints, n)
-	case vec.Float64:
-		dst.Floats = growSlice(dst.Floats, n)
-	case vec.String:
-		if c.isDict() {
-			dst.Codes = growSlice(dst.Codes, n)
-			dst.Dict = c.dict
-		} else {
-			dst.Strs = growSlice(dst.Strs, n)
-		}
-	}
-	for i := 0; i < n; i++ {
-		row := from + i
-		if rows != nil {
-			row = int(rows[i])
-		}
-		k := c.valueIndex(row)
-		if k < 0 {
-			if dst.Nulls == nil {
-				dst.Nulls = vec.NewBitset(n)
-			}
-			dst.Nulls.Set(i)
-			continue
-		}
-		switch c.typ {
-		case segment.TypeBool:
-			dst.Bools[i] = c.bools[k]
-		case segment.TypeObject:
-			dst.Bools[i] = true
-		case segment.TypeInt64, segment.TypeTimestamp:
-			dst.Ints[i] = c.ints[k]
-		case segment.TypeFloat64:
-			dst.Floats[i] = c.floats[k]
-		default:
-			if c.isDict() {
-				dst.Codes[i] = c.codes[k]
-			} else {
-				dst.Strs[i] = c.str(k)
-			}
-		}
-	}
-}
 
 func growSlice[T any](s []T, n int) []T {
 	if cap(s) >= n {

@@ -17,7 +17,10 @@ const noCutoff = math.MinInt64
 
 // mergeSource presents the rows of several segments merged by timestamp,
 // with the union of their columns, leaving out rows older than a cutoff
-// (retention; noCutoff keeps all).
+// (retention; noCutoff keeps all). With a sort key, the rows of input
+// blocks that hold one key value each are merged by (key, time) into
+// blocks of their own, and the others by time into mixed blocks (see
+// sortkey.go).
 //
 // The unit of the merge is a run: one block of one input, whose rows are
 // sorted by time. The runs of one segment may overlap in time (compaction
@@ -40,6 +43,8 @@ type mergeSource struct {
 	total  int
 	runs   []mergeRun
 	heap   runHeap
+	key    string
+	specs  []blockSpec
 
 	// The output block being filled: rows [from, to), where each row
 	// comes from (order), and per run the rows it gives (pieces), whose
@@ -58,7 +63,11 @@ type mergeSource struct {
 
 // mergeRun is one block of one input.
 type mergeRun struct {
-	in, b   int
+	in, b int
+	// slabs gives the output class of the run's rows by slab: those of its
+	// key value's, or of the mixed rows (nil without a sort key); the heap
+	// merges class by class (see sortkey.go).
+	slabs   *[numSlabs]int32
 	start   int   // first row kept (rows before it are older than the cutoff)
 	minTime int64 // a lower bound of the run's timestamps, until loaded
 	ts      []int64
@@ -80,11 +89,12 @@ type runPiece struct {
 }
 
 // newMergeSource prepares the merge of group, dropping rows older than
-// cutoff and the blocks set aside as damaged. Blocks entirely older than
-// cutoff are skipped without being read; blocks that straddle it have their timestamps read once to count
-// what is kept.
-func newMergeSource(group []*segRef, cutoff int64) (*mergeSource, error) {
-	ms := &mergeSource{}
+// cutoff and the blocks set aside as damaged, ordered by sortKey ("":
+// time only) and cut into blocks of at most blockRows. Blocks entirely
+// older than cutoff are skipped without being read; blocks that straddle
+// it have their timestamps read once to count what is kept.
+func newMergeSource(group []*segRef, cutoff int64, sortKey string, blockRows int) (*mergeSource, error) {
+	ms := &mergeSource{key: sortKey}
 	for _, g := range group {
 		ms.inputs = append(ms.inputs, g.r)
 		ms.tsIn = append(ms.tsIn, g.r.Column("timestamp", segment.TypeTimestamp))
@@ -119,7 +129,10 @@ func newMergeSource(group []*segRef, cutoff int64) (*mergeSource, error) {
 			ms.runs = append(ms.runs, run)
 		}
 	}
-	ms.heap = runHeap{runs: ms.runs, idx: make([]int, len(ms.runs))}
+	if err := ms.classify(group, blockRows); err != nil {
+		return nil, err
+	}
+	ms.heap.runs, ms.heap.idx = ms.runs, make([]int, len(ms.runs))
 	for i := range ms.heap.idx {
 		ms.heap.idx[i] = i
 	}
@@ -129,6 +142,75 @@ func newMergeSource(group []*segRef, cutoff int64) (*mergeSource, error) {
 
 func (ms *mergeSource) columns() []segment.ColumnDesc { return ms.cols }
 func (ms *mergeSource) rows() int                     { return ms.total }
+func (ms *mergeSource) sortKey() string               { return ms.key }
+func (ms *mergeSource) blocks() []blockSpec           { return ms.specs }
+
+// classify gives each run its class and plans the output blocks. A run
+// is of a key value when its input segment is ordered by the same key and
+// says the block holds that value alone; every other run is mixed.
+func (ms *mergeSource) classify(group []*segRef, blockRows int) error {
+	if ms.key == "" {
+		ms.specs = timeBlocks(ms.total, blockRows)
+		return nil
+	}
+	runKey := func(r *mergeRun) (string, bool) {
+		m := &group[r.in].meta
+		if m.sortKey != ms.key || r.b >= len(m.blocks) || !m.blocks[r.b].single {
+			return "", false
+		}
+		return m.blocks[r.b].key, true
+	}
+	// The output's newest row: slabs count back from it.
+	maxTime := int64(math.MinInt64)
+	for i := range ms.runs {
+		maxTime = max(maxTime, ms.inputs[ms.runs[i].in].Block(ms.runs[i].b).MaxTime)
+	}
+	counts := map[string]*slabCounts{}
+	var mixed slabCounts
+	for i := range ms.runs {
+		r := &ms.runs[i]
+		bi := ms.inputs[r.in].Block(r.b)
+		c := &mixed
+		if k, ok := runKey(r); ok {
+			if c = counts[k]; c == nil {
+				c = new(slabCounts)
+				counts[k] = c
+			}
+		}
+		if lo, hi := slabOf(r.minTime, maxTime), slabOf(bi.MaxTime, maxTime); lo == hi {
+			c[lo] += bi.Rows - r.start
+			continue
+		}
+		// The block straddles slab edges: count its rows on each side.
+		if err := ms.inputs[r.in].ReadColumnOnce(r.b, ms.tsIn[r.in], 0, bi.Rows, &ms.tmp); err != nil {
+			return err
+		}
+		ts := ms.tmp.Ints[r.start:bi.Rows]
+		from := 0
+		for s := 0; s < numSlabs && from < len(ts); s++ {
+			to := len(ts)
+			if s < numSlabs-1 {
+				edge := slabStart(s+1, maxTime)
+				to = from + sort.Search(len(ts)-from, func(i int) bool { return ts[from+i] >= edge })
+			}
+			c[s] += to - from
+			from = to
+		}
+	}
+	plan := planKeys(counts, mixed, 0)
+	for i := range ms.runs {
+		r := &ms.runs[i]
+		r.slabs = plan.mixed
+		if k, ok := runKey(r); ok {
+			if t := plan.slabs[k]; t != nil {
+				r.slabs = t
+			}
+		}
+	}
+	ms.heap.maxTime = maxTime
+	ms.specs = planBlocks(plan.classes, blockRows)
+	return nil
+}
 
 // errMergeOrder reports a caller that asked for rows out of sequence.
 var errMergeOrder = errors.New("merge: rows must be asked for block after block")
@@ -327,12 +409,24 @@ func allNullRows(v *vec.Vector, n int) bool {
 	return true
 }
 
-// runHeap orders runs by their next timestamp (a lower bound for runs not
-// loaded yet), ties by input then block, so that equal timestamps keep
-// input order.
+// runHeap orders runs by class, then their next timestamp (a lower bound
+// for runs not loaded yet), ties by input then block, so that equal
+// timestamps keep input order.
 type runHeap struct {
 	runs []mergeRun
 	idx  []int
+	// maxTime is the output's newest row (slabs count back from it).
+	maxTime int64
+}
+
+// class returns the output class of run i's next row (a lower bound for
+// a run not loaded yet: classes grow with time within a key).
+func (h *runHeap) class(i int, ts int64) int32 {
+	r := &h.runs[h.idx[i]]
+	if r.slabs == nil {
+		return 0 // no sort key: one class
+	}
+	return r.slabs[slabOf(ts, h.maxTime)]
 }
 
 func (h *runHeap) key(i int) int64 {
@@ -346,6 +440,9 @@ func (h *runHeap) key(i int) int64 {
 func (h *runHeap) Len() int { return len(h.idx) }
 func (h *runHeap) Less(i, j int) bool {
 	a, b := h.key(i), h.key(j)
+	if ca, cb := h.class(i, a), h.class(j, b); ca != cb {
+		return ca < cb
+	}
 	if a != b {
 		return a < b
 	}

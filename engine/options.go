@@ -85,6 +85,10 @@ type Options struct {
 	HeadMaxAge       time.Duration
 	HeadIdleFlush    time.Duration
 	HeadIdleMinBytes int
+	// HeadChunkRows is the rows of the chunks a head is scanned in, each
+	// summarised once it is full so that queries prune it (default 8192, a
+	// multiple of 64; small values are for tests).
+	HeadChunkRows int
 	// MaxFrozenHeads bounds heads waiting to be flushed per shard (default
 	// 2); HeadMemoryBudget bounds heads across all shards (default 64
 	// MiB): past it, the largest heads are frozen early. Past either bound
@@ -152,6 +156,12 @@ type Options struct {
 	// and EventsOverFieldCap); the event itself is stored. With the cap,
 	// every event fits an empty head.
 	MaxEventFields int
+
+	// SortKey is the field (a path such as "project") the segments of a
+	// shard are ordered by before time, unless Shard.SetSortKey gives the
+	// shard its own (the server sets each source's from the catalog);
+	// default "": time order only. See sortkey.go and docs/format.
+	SortKey string
 
 	// TextIndexPaths are the string fields whose tokens are indexed
 	// (default event_message).
@@ -242,6 +252,10 @@ func (o *Options) withDefaults() (*Options, error) {
 		return nil, fmt.Errorf("engine: MaxEventFields (%d) must be at most MaxColumns-%d (%d)", out.MaxEventFields, reservedColumns, out.MaxColumns-reservedColumns)
 	}
 	def(&out.HeadIdleMinBytes, 1<<20)
+	def(&out.HeadChunkRows, defaultHeadChunkRows)
+	if out.HeadChunkRows%64 != 0 || out.HeadChunkRows > 1<<20 {
+		return nil, errors.New("engine: HeadChunkRows must be a multiple of 64, at most 1048576")
+	}
 	def(&out.MaxFrozenHeads, 2)
 	defDur(&out.AdmissionWait, 10*time.Second)
 	def(&out.MaxConcurrentFlushes, 1)
@@ -289,6 +303,9 @@ func (o *Options) withDefaults() (*Options, error) {
 		// Compaction merges segments' columns; half the format's limit
 		// leaves room for two heads' worth of different fields.
 		return nil, fmt.Errorf("engine: MaxColumns must be at most %d", segment.MaxColumns/2)
+	}
+	if err := CheckSortKey(out.SortKey); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if out.AckMode != AckSync && out.AckMode != AckBuffered {
 		return nil, errors.New("engine: unknown AckMode")

@@ -100,7 +100,7 @@ func (s *Shard) applyRetention() (int, error) {
 // rewriteWithout replaces sg with a segment of its rows at or after
 // cutoff, when at least a quarter of its rows are older.
 func (s *Shard) rewriteWithout(sg *segRef, cutoff int64) (bool, error) {
-	src, err := newMergeSource([]*segRef{sg}, cutoff)
+	src, err := newMergeSource([]*segRef{sg}, cutoff, s.SortKey(), s.opts.BlockRows)
 	if err != nil {
 		return false, err
 	}

@@ -51,7 +51,7 @@ func (s *Shard) rewriteDamaged() (int, error) {
 		s.nextSeg++
 		s.mu.Unlock()
 		meta := segMeta{walLast: sg.meta.walLast, created: s.opts.Now().UnixMicro(), replaces: []uint64{sg.id}}
-		src, err := newMergeSource([]*segRef{sg}, noCutoff)
+		src, err := newMergeSource([]*segRef{sg}, noCutoff, s.SortKey(), s.opts.BlockRows)
 		if err == nil {
 			ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)
 		}

@@ -298,12 +298,50 @@ func refCell(e *event.Event, col scan.Column) string {
 // with high-cardinality fields left to the token index and scans (64).
 func TestScanMatchesReference(t *testing.T) {
 	for _, maxTerms := range []int{8192, 64} {
-		t.Run(fmt.Sprintf("maxTerms=%d", maxTerms), func(t *testing.T) { testScanMatchesReference(t, maxTerms) })
+		t.Run(fmt.Sprintf("maxTerms=%d", maxTerms), func(t *testing.T) { testScanMatchesReference(t, scanFixture, maxTerms) })
 	}
 }
 
-func testScanMatchesReference(t *testing.T, maxTerms int) {
-	e, s, all := scanFixture(t, maxTerms)
+// TestHeadScanMatchesReference runs the same requests over a head of
+// several chunks (sealed ones and an open tail) whose rows are not all in
+// time order: in the first chunk and the tail every 50th event arrives
+// about 100 events late; the second chunk is in order.
+func TestHeadScanMatchesReference(t *testing.T) {
+	testScanMatchesReference(t, headScanFixture, 64)
+}
+
+// headFixtureChunk is the head chunk size of headScanFixture.
+const headFixtureChunk = 512
+
+// headScanFixture is a shard whose events are all in its head: 2.5
+// chunks of them, with late events.
+func headScanFixture(t *testing.T, maxTerms int) (*Engine, *Shard, []event.Event) {
+	t.Helper()
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.IndexMaxValueTerms = maxTerms
+	opts.HeadChunkRows = headFixtureChunk
+	e := openTestEngine(t, fs, opts)
+	s, _ := e.Shard(shardID)
+	base := int64(1_700_000_000_000_000)
+	var all []event.Event
+	for i := 0; i < headFixtureChunk*5/2; i++ {
+		ts := base + int64(i)*1000
+		if i%50 == 0 && (i < headFixtureChunk || i >= 2*headFixtureChunk) {
+			ts -= 99_993 // late, and no other event's time
+		}
+		all = append(all, testEvent(i, ts))
+	}
+	for off := 0; off < len(all); off += 100 {
+		if err := s.Append(ctx, all[off:min(off+100, len(all))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e, s, all
+}
+
+func testScanMatchesReference(t *testing.T, fixture func(*testing.T, int) (*Engine, *Shard, []event.Event), maxTerms int) {
+	e, s, all := fixture(t, maxTerms)
 	defer e.Close()
 	sn := s.Snapshot()
 	defer sn.Release()
@@ -336,6 +374,10 @@ func testScanMatchesReference(t *testing.T, maxTerms int) {
 		{Path: "metadata.context", Kind: scan.ArrayOf, Elem: []scan.Column{{Path: "host", Type: vec.String}, {Path: "pid", Type: vec.Int64}}},
 	}
 	minT, maxT := int64(1_700_000_000_050_000), int64(1_700_000_010_100_000)
+	if len(all) == headFixtureChunk*5/2 {
+		// Across the first two chunks of the head fixture.
+		minT, maxT = int64(1_700_000_000_050_000), int64(1_700_000_000_765_432)
+	}
 	cases := []struct {
 		name    string
 		filters []scan.Predicate
@@ -459,7 +501,13 @@ func TestRegexPlan(t *testing.T) {
 		{`\| 5\d\d \|`, "| 5", false},
 		{`(?i)straße`, "", false},
 		{`x+y`, "x", false},
-		{`[ab]c`, "c", false},
+		{`[ab]c`, "ac|bc", true},
+		{`auth/v1/(token|user)`, "auth/v1/token|auth/v1/user", true},
+		{`(GET|POST) /rest/v1/`, "GET /rest/v1/|POST /rest/v1/", true},
+		{`(?i)xy(ab|cd)`, "~xyab|~xycd", true},
+		{`(?i:x)(a|b)`, "~x", false}, // one case rule per combination
+		{`[a-z]+x`, "x", false},
+		{`\| 5\d\d \|`, "| 5", false},
 	} {
 		p := planRegex(tc.re)
 		var parts []string
@@ -479,8 +527,10 @@ func TestRegexPlan(t *testing.T) {
 // TestStringMatchersAgreeWithRegexp: the literal shortcuts give the same
 // answers as Go's regexp (RE2, BigQuery's engine) on every pattern.
 func TestStringMatchersAgreeWithRegexp(t *testing.T) {
-	patterns := []string{"POST", "(?i)post", "python-httpx|Dart", `(?i)(get|post) \|`, `\| 5\d\d \|`, "^GET", "rpc$", "a|", "(?i)ÉTÉ"}
-	texts := []string{"", "POST | 200", "post /x", "GET | 503 | x", "Dart/3.4", "python-httpx/0.25", "x rpc", "Post", "été", "ÉTÉ", "pOsT"}
+	patterns := []string{"POST", "(?i)post", "python-httpx|Dart", `(?i)(get|post) \|`, `\| 5\d\d \|`, "^GET", "rpc$", "a|", "(?i)ÉTÉ",
+		"auth/v1/(token|user)", "(GET|POST) /rest", "[Pp]ost", "(?i)x(a|b)"}
+	texts := []string{"", "POST | 200", "post /x", "GET | 503 | x", "Dart/3.4", "python-httpx/0.25", "x rpc", "Post", "été", "ÉTÉ", "pOsT",
+		"GET /auth/v1/user HTTP", "auth/v1/tok auth/v1/token", "auth/v1/auth/v1/use", "auth/v1/users", "GET /rest/v1", "PUT /rest", "XA", "xb"}
 	for _, pat := range patterns {
 		p, err := compilePred(scan.Predicate{Path: "m", Type: vec.String, Op: scan.Regex, Args: []scan.Const{{Type: vec.String, Str: pat}}})
 		if err != nil {

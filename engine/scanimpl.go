@@ -76,7 +76,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 			continue
 		}
 		if p.hv != nil {
-			sc.units = append(sc.units, &headUnit{sc: sc, p: p})
+			sc.addHeadUnits(p)
 			continue
 		}
 		if err := sc.addSegmentUnits(ctx, p); err != nil {
@@ -500,7 +500,7 @@ func handedOnReader(cr colReader) colReader {
 type headReader struct{ hv *headView }
 
 func (hr headReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
-	hr.hv.cols[c.idx].read(dst, a, z, rows)
+	hr.hv.readCol(c.idx, dst, a, z, rows)
 	return nil
 }
 
@@ -1068,79 +1068,6 @@ func allNull(t vec.Type, n int) *vec.Vector {
 		v.Ints = make([]int64, n)
 	}
 	return v
-}
-
-// headUnit is (the matching rows of) an in-memory head, emitted sorted by
-// time so that a limit can be applied here.
-type headUnit struct {
-	sc *shardScan
-	p  *part
-}
-
-func (u *headUnit) TimeRange() (int64, int64) { return u.p.hv.minTime, u.p.hv.maxTime }
-func (u *headUnit) Rows() int                 { return u.p.hv.rows }
-func (u *headUnit) Sorted() bool              { return true }
-
-func (u *headUnit) selectRows(ctx context.Context, limit int) ([]int32, error) {
-	hv := u.p.hv
-	req := u.sc.req
-	cr := headReader{hv}
-	sel, err := u.sc.evalPreds(u.p, cr, nil, 0, hv.rows, nil)
-	if err != nil {
-		return nil, err
-	}
-	needTime := req.TimeMin > hv.minTime || req.TimeMax < hv.maxTime
-	if !needTime && (limit <= 0 || len(sel) <= limit) {
-		return sel, nil
-	}
-	if !needTime && req.Order == scan.Unordered {
-		return sel[:limit], nil
-	}
-	tsCol := typedCols(u.p, "timestamp", segment.TypeTimestamp)
-	var ts vec.Vector
-	if err := cr.read(tsCol[0], 0, hv.rows, sel, &ts); err != nil {
-		return nil, err
-	}
-	type rowTS struct {
-		row int32
-		ts  int64
-	}
-	kept := make([]rowTS, 0, len(sel))
-	for i, r := range sel {
-		if t := ts.Ints[i]; t >= req.TimeMin && t <= req.TimeMax {
-			kept = append(kept, rowTS{r, t})
-		}
-	}
-	if limit > 0 && req.Order == scan.Unordered && len(kept) > limit {
-		kept = kept[:limit]
-	}
-	if limit > 0 && req.Order != scan.Unordered && len(kept) > limit {
-		sort.SliceStable(kept, func(i, j int) bool { return kept[i].ts < kept[j].ts })
-		if req.Order == scan.Descending {
-			kept = kept[len(kept)-limit:]
-		} else {
-			kept = kept[:limit]
-		}
-	}
-	out := make([]int32, len(kept))
-	for i, k := range kept {
-		out[i] = k.row
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-func (u *headUnit) Read(ctx context.Context, emit func(*vec.Batch) error) error {
-	sel, err := u.selectRows(ctx, u.sc.req.Limit)
-	if err != nil || len(sel) == 0 {
-		return err
-	}
-	return u.sc.emitRows(ctx, u.p, headReader{u.p.hv}, 0, sel, emit)
-}
-
-func (u *headUnit) Count(ctx context.Context) (int64, error) {
-	sel, err := u.selectRows(ctx, 0)
-	return int64(len(sel)), err
 }
 
 // buildList decodes array values into a List vector shaped as col asks.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	iofs "io/fs"
@@ -97,6 +96,8 @@ type Shard struct {
 
 	// Retention in days; 0 keeps everything.
 	retentionDays atomic.Int64
+	// sortKey is set by SetSortKey (nil: Options.SortKey); see sortkey.go.
+	sortKey atomic.Pointer[string]
 
 	stats     shardCounters
 	admission admissionCounters
@@ -213,65 +214,6 @@ func (s *segRef) index() (*index.Index, error) {
 		}
 	})
 	return s.ix, s.ixErr
-}
-
-// Segment sections written by the engine.
-const (
-	sectionIndex = "index"
-	sectionMeta  = "meta"
-	metaVersion  = 1
-)
-
-// segMeta is the engine's record in each segment: which WAL generations it
-// covers and which segments it replaces (for compaction crash recovery).
-type segMeta struct {
-	walLast  uint64
-	created  int64
-	replaces []uint64
-}
-
-func (m segMeta) encode() []byte {
-	b := []byte{metaVersion}
-	b = binary.AppendUvarint(b, m.walLast)
-	b = binary.AppendVarint(b, m.created)
-	b = binary.AppendUvarint(b, uint64(len(m.replaces)))
-	for _, id := range m.replaces {
-		b = binary.AppendUvarint(b, id)
-	}
-	return b
-}
-
-func decodeSegMeta(b []byte) (segMeta, error) {
-	var m segMeta
-	if len(b) < 1 || b[0] != metaVersion {
-		return m, errors.New("bad segment meta version")
-	}
-	b = b[1:]
-	var n int
-	m.walLast, n = binary.Uvarint(b)
-	if n <= 0 {
-		return m, errors.New("bad segment meta")
-	}
-	b = b[n:]
-	m.created, n = binary.Varint(b)
-	if n <= 0 {
-		return m, errors.New("bad segment meta")
-	}
-	b = b[n:]
-	cnt, n := binary.Uvarint(b)
-	if n <= 0 || cnt > uint64(len(b)) {
-		return m, errors.New("bad segment meta")
-	}
-	b = b[n:]
-	for i := uint64(0); i < cnt; i++ {
-		id, n := binary.Uvarint(b)
-		if n <= 0 {
-			return m, errors.New("bad segment meta")
-		}
-		m.replaces = append(m.replaces, id)
-		b = b[n:]
-	}
-	return m, nil
 }
 
 func segName(id uint64) string { return fmt.Sprintf("%016x.seg", id) }
@@ -688,6 +630,9 @@ func (s *Shard) openSegment(id uint64, path string) (*segRef, error) {
 		return nil, err
 	}
 	meta, err := decodeSegMeta(mb)
+	if err == nil && meta.sortKey != "" && len(meta.blocks) != r.NumBlocks() {
+		err = fmt.Errorf("%w: %d blocks described, the footer has %d", errBadMeta, len(meta.blocks), r.NumBlocks())
+	}
 	if err != nil {
 		r.Close()
 		return nil, &segment.CorruptError{Path: name, Offset: -1, Section: "meta", Err: err}
@@ -1196,7 +1141,7 @@ func (s *Shard) flushHead(h *head) error {
 func (s *Shard) writeFlushSegment(id uint64, v *headView, meta segMeta) (*segRef, error) {
 	s.eng.flushSlots <- struct{}{}
 	defer func() { <-s.eng.flushSlots }()
-	return s.writeSegment(id, newHeadSource(v), meta, s.opts.ZstdLevel)
+	return s.writeSegment(id, newHeadSource(v, s.SortKey(), s.opts.BlockRows), meta, s.opts.ZstdLevel)
 }
 
 // close stops the goroutines; with flush it first writes the head out.

@@ -38,10 +38,11 @@ func (s *Shard) Snapshot() *Snapshot {
 	for _, sg := range sn.segs {
 		sg.acquire()
 	}
-	for _, h := range s.frozen {
-		sn.heads = append(sn.heads, h.view())
+	for _, h := range append(s.frozen[:len(s.frozen):len(s.frozen)], s.head) {
+		hv := h.view()
+		hv.chunkSize = s.opts.HeadChunkRows
+		sn.heads = append(sn.heads, hv)
 	}
-	sn.heads = append(sn.heads, s.head.view())
 	return sn
 }
 
@@ -93,9 +94,10 @@ func headColumns(hv *headView) []colRef {
 	return out
 }
 
-// ForEachEvent calls fn with every event of the snapshot: segments in time
-// order, then the heads in arrival order. The event is valid only during
-// the call.
+// ForEachEvent calls fn with every event of the snapshot: segments by
+// their first event's time, each block after block (in time order, or by
+// sort key then time), then the heads in arrival order. The event is valid
+// only during the call.
 func (sn *Snapshot) ForEachEvent(fn func(e *event.Event) error) error {
 	if sn.cutoff != noCutoff {
 		all := fn
@@ -131,7 +133,7 @@ func (sn *Snapshot) ForEachEvent(fn func(e *event.Event) error) error {
 		cols := headColumns(hv)
 		vecs := make([]vec.Vector, len(cols))
 		for i := range cols {
-			hv.cols[i].read(&vecs[i], 0, hv.rows, nil)
+			hv.readCol(i, &vecs[i], 0, hv.rows, nil)
 		}
 		if err := emitEvents(cols, vecs, hv.rows, fn); err != nil {
 			return err

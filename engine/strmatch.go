@@ -87,8 +87,15 @@ func required(re *syntax.Regexp) (lits []regexLit, exact, ok bool) {
 		}
 		return lits, exact, true
 	case syntax.OpConcat:
-		// The most selective factor; only a concatenation reduced to one
-		// factor (around zero-width anchors it is not) stays exact.
+		// A concatenation of exact factors (literals, small classes and
+		// alternations of them) is exactly the set of their combinations,
+		// while it stays small: auth/v1/(token|user) is auth/v1/token or
+		// auth/v1/user.
+		if lits, ok := concatLiterals(re.Sub); ok {
+			return lits, true, true
+		}
+		// Else the most selective factor; only a concatenation reduced to
+		// one factor (around zero-width anchors it is not) stays exact.
 		var best []regexLit
 		for _, sub := range re.Sub {
 			if l, _, ok := required(sub); ok && better(l, best) {
@@ -106,6 +113,33 @@ func required(re *syntax.Regexp) (lits []regexLit, exact, ok bool) {
 		}
 	}
 	return nil, false, false
+}
+
+// concatLiterals returns every combination of one literal of each factor,
+// when each factor is exact, all are compared with the same case rule, and
+// there are at most maxRegexLits combinations.
+func concatLiterals(subs []*syntax.Regexp) ([]regexLit, bool) {
+	out := []regexLit{{}}
+	for i, sub := range subs {
+		lits, exact, ok := required(sub)
+		if !ok || !exact {
+			return nil, false
+		}
+		if len(out)*len(lits) > maxRegexLits {
+			return nil, false
+		}
+		next := make([]regexLit, 0, len(out)*len(lits))
+		for _, a := range out {
+			for _, b := range lits {
+				if i > 0 && b.fold != a.fold {
+					return nil, false
+				}
+				next = append(next, regexLit{s: a.s + b.s, fold: b.fold})
+			}
+		}
+		out = next
+	}
+	return out, true
 }
 
 // better prefers fewer alternatives, then longer shortest literal.
@@ -136,6 +170,57 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// litSet finds whether a string contains one of a set of literals. When
+// the literals share a prefix (auth/v1/token, auth/v1/user) it searches
+// for the prefix once and tries each literal where it occurs, instead of
+// searching the string once per literal.
+type litSet struct {
+	lits   []regexLit
+	prefix string // common prefix of case-sensitive literals (≥ 3 bytes), or ""
+}
+
+func newLitSet(lits []regexLit) litSet {
+	ls := litSet{lits: lits}
+	if len(lits) < 2 {
+		return ls
+	}
+	p := lits[0].s
+	for _, l := range lits {
+		if l.fold {
+			return ls
+		}
+		n := 0
+		for n < len(p) && n < len(l.s) && p[n] == l.s[n] {
+			n++
+		}
+		p = p[:n]
+	}
+	if len(p) >= 3 {
+		ls.prefix = p
+	}
+	return ls
+}
+
+// contains reports whether s contains one of the literals.
+func (ls *litSet) contains(s string) bool {
+	if ls.prefix == "" {
+		return containsAnyLit(s, ls.lits)
+	}
+	for pos := 0; ; {
+		i := strings.Index(s[pos:], ls.prefix)
+		if i < 0 {
+			return false
+		}
+		pos += i
+		for _, l := range ls.lits {
+			if strings.HasPrefix(s[pos:], l.s) {
+				return true
+			}
+		}
+		pos++
+	}
 }
 
 // containsAnyLit reports whether s contains one of the literals.

@@ -64,6 +64,22 @@ func TestSourcesAPI(t *testing.T) {
 		t.Fatalf("updated %v", u)
 	}
 	ts.do("PATCH", "/api/sources/"+tok, []byte(`{"drop_lql_string":"m.level:debug"}`), auth...).expect(t, 204, "")
+
+	// The sort key is shown, validated, and given to the source's shard.
+	if created["sort_key"] != nil {
+		t.Fatalf("a new source's sort key %v", created["sort_key"])
+	}
+	r = ts.do("PUT", "/api/sources/"+tok, []byte(`{"sort_key":"timestamp"}`), auth...)
+	if r.status != 422 || !strings.Contains(r.body, `"sort_key":[`) {
+		t.Fatalf("bad sort key: %d %s", r.status, r.body)
+	}
+	r = ts.do("PUT", "/api/sources/"+tok, []byte(`{"sort_key":"metadata.project"}`), auth...)
+	if u := decodeJSON[map[string]any](t, r.body); r.status != 200 || u["sort_key"] != "metadata.project" {
+		t.Fatalf("sort key set: %d %s", r.status, r.body)
+	}
+	if sh, _ := ts.eng.Shard(tok); sh.SortKey() != "metadata.project" {
+		t.Fatalf("the shard's sort key is %q", sh.SortKey())
+	}
 	if s := ts.cat.SourceByToken(tok); s.DropLQL != "m.level:debug" || s.Name != "app2" {
 		t.Fatalf("after patch %+v", s)
 	}
@@ -223,5 +239,25 @@ func TestSourceIngestRules(t *testing.T) {
 	}
 	if n := len(ts.events("cloudflare.logs.prod")); n != 0 {
 		t.Fatalf("%d events left after retention", n)
+	}
+}
+
+// TestSourceSortKeyAtStart: the server gives every source's shard its
+// sort key from the catalog when it starts (the seeded edge logs are
+// ordered by project, the other sources by time).
+func TestSourceSortKeyAtStart(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	for _, src := range ts.cat.Sources() {
+		sh, err := ts.eng.Shard(src.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		if src.Name == "cloudflare.logs.prod" {
+			want = "project"
+		}
+		if sh.SortKey() != want {
+			t.Fatalf("source %s: shard sort key %q, want %q", src.Name, sh.SortKey(), want)
+		}
 	}
 }

@@ -276,8 +276,8 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	for _, src := range s.cat.Sources() {
-		if src.RetentionDays > 0 {
-			if err := s.applyRetention(src); err != nil {
+		if src.RetentionDays > 0 || src.SortKey != "" {
+			if err := s.applySourceSettings(src); err != nil {
 				s.unsubscribe()
 				return nil, err
 			}
@@ -294,11 +294,11 @@ func (s *Server) onCatalogChange(ch catalog.Change) {
 	s.forgetEndpointMetrics(ch)
 	switch ch.Kind {
 	case catalog.SourceCreated, catalog.SourceUpdated:
-		if ch.OldSource == nil && ch.Source.RetentionDays == 0 {
-			return // a new shard keeps everything already
+		if ch.OldSource == nil && ch.Source.RetentionDays == 0 && ch.Source.SortKey == "" {
+			return // a new shard keeps everything, in time order, already
 		}
-		if err := s.applyRetention(ch.Source); err != nil {
-			s.log.Error("apply retention", "source_id", ch.Source.ID, "err", err)
+		if err := s.applySourceSettings(ch.Source); err != nil {
+			s.log.Error("apply source settings", "source_id", ch.Source.ID, "err", err)
 		}
 	case catalog.SourceDeleted:
 		s.recent.forget(ch.OldSource.ID)
@@ -309,12 +309,17 @@ func (s *Server) onCatalogChange(ch catalog.Change) {
 	}
 }
 
-func (s *Server) applyRetention(src *catalog.Source) error {
+// applySourceSettings gives a source's shard the settings the engine
+// keeps per shard: retention and the sort key.
+func (s *Server) applySourceSettings(src *catalog.Source) error {
 	sh, err := s.eng.Shard(src.Token)
 	if err != nil {
 		return fmt.Errorf("shard of source %d: %w", src.ID, err)
 	}
 	sh.SetRetentionDays(src.RetentionDays)
+	if err := sh.SetSortKey(src.SortKey); err != nil {
+		return fmt.Errorf("sort key of source %d: %w", src.ID, err)
+	}
 	return nil
 }
 

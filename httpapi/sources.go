@@ -17,6 +17,7 @@ type sourceView struct {
 	BigqueryTableTTL       *int    `json:"bigquery_table_ttl"`
 	DropLQLString          *string `json:"drop_lql_string"`
 	CustomEventMessageKeys *string `json:"custom_event_message_keys"`
+	SortKey                *string `json:"sort_key"` // Sediment's own: rows ordered by it, then time
 	InsertedAt             string  `json:"inserted_at"`
 	UpdatedAt              string  `json:"updated_at"`
 }
@@ -27,6 +28,7 @@ func viewSource(s *catalog.Source) sourceView {
 		Description:            nullable(s.Description),
 		DropLQLString:          nullable(s.DropLQL),
 		CustomEventMessageKeys: nullable(s.CustomEventMessageKeys),
+		SortKey:                nullable(s.SortKey),
 		InsertedAt:             naiveTime(s.InsertedAt),
 		UpdatedAt:              naiveTime(s.UpdatedAt),
 	}
@@ -46,12 +48,14 @@ type sourceRequest struct {
 	BigqueryTableTTL       *int    `json:"bigquery_table_ttl"`
 	DropLQLString          *string `json:"drop_lql_string"`
 	CustomEventMessageKeys *string `json:"custom_event_message_keys"`
+	SortKey                *string `json:"sort_key"`
 }
 
 func (r *sourceRequest) params() catalog.SourceParams {
 	p := catalog.SourceParams{
 		Name: r.Name, Description: r.Description, RetentionDays: r.RetentionDays,
 		DropLQL: r.DropLQLString, CustomEventMessageKeys: r.CustomEventMessageKeys,
+		SortKey: r.SortKey,
 	}
 	if p.RetentionDays == nil {
 		p.RetentionDays = r.BigqueryTableTTL

@@ -13,8 +13,10 @@
 //     NoIndex), and on one worker, gives the same rows.
 //
 // The data sit in a real engine, part flushed to segments (small blocks,
-// so that indexes and block pruning have something to do) and part in the
-// head. The queries cover what Studio and the seeded endpoints send: CTEs
+// so that indexes and block pruning have something to do; ordered by each
+// source's project field, its sort key; half of them merged by
+// compaction) and part in the head (read in chunks of 64 rows, so that
+// chunk pruning and newest-first reads have something to do too). The queries cover what Studio and the seeded endpoints send: CTEs
 // with ORDER BY (logs.all's own, through parser.Sandbox, and ad-hoc ones),
 // nested UNNEST of arrays of records, LEFT and CROSS JOIN UNNEST, countif,
 // regexp_contains, timestamp_trunc, GROUP BY a truncated alias, and the
@@ -140,7 +142,9 @@ const (
 
 func openDB(t testing.TB) *testDB {
 	t.Helper()
-	eng, err := engine.Open("/db", &engine.Options{FS: vfs.NewMemFS(), DisableBackground: true, BlockRows: blockRows, PageBytes: 512})
+	// Heads in chunks of 64 rows: each head has sealed chunks and a tail.
+	eng, err := engine.Open("/db", &engine.Options{FS: vfs.NewMemFS(), DisableBackground: true, BlockRows: blockRows, PageBytes: 512,
+		HeadChunkRows: 64, CompactionMinInputs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +180,12 @@ func openDB(t testing.TB) *testDB {
 				s.projectIn = ss.ProjectFilter
 			}
 		}
+		// Every source's segments are ordered by the field logs.all
+		// filters its project on, as the edge logs' are by default.
+		key := strings.Replace(strings.TrimPrefix(s.projectIn, "t."), "m.", "metadata.", 1)
+		if err := sh.SetSortKey(key); err != nil {
+			t.Fatal(err)
+		}
 		db.sources = append(db.sources, s)
 		self, plat := gen.New(src, opts(gen.SelfHosted)), gen.New(src, opts(gen.Platform))
 		parts := [][]event.Event{
@@ -189,6 +199,12 @@ func openDB(t testing.TB) *testDB {
 			}
 			if err := sh.Flush(); err != nil {
 				t.Fatal(err)
+			}
+		}
+		if si%2 == 0 {
+			// Half of the sources have their segments merged by key.
+			if n, err := sh.Compact(); err != nil || n != 2 {
+				t.Fatalf("%s: compaction merged %d: %v", s.name, n, err)
 			}
 		}
 		if err := sh.Append(context.Background(), head); err != nil {

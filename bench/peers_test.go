@@ -118,6 +118,8 @@ func TestPeersChecksCatchWrongAnswers(t *testing.T) {
 // segment sizes are scaled to the events swept, and a sweep where they
 // made no difference says so.
 func TestSweepPeersSuite(t *testing.T) {
+	defer func(setter func(*engine.Options, *catalog.Catalog, string) error) { SortKeySetter = setter }(SortKeySetter)
+	SortKeySetter = nil
 	ds := smallPeersDataset(3000)
 	ctx := context.Background()
 	settings := Grid([]int{1024}, []int{64 << 10}, [][2]int{{1, 1}}, []int{1 << 20, 4 << 20}, "", "project")
@@ -159,12 +161,51 @@ func TestSweepPeersSuite(t *testing.T) {
 		keys = append(keys, key)
 		return nil
 	}
-	defer func() { SortKeySetter = nil }()
 	o.Settings = Grid([]int{1024}, []int{64 << 10}, [][2]int{{1, 1}}, nil, "", "project")
 	if rep, err = RunSweep(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Results) != 2 || rep.Results[1].Setting.SortKey != "project" || !slices.Equal(keys, []string{"project"}) {
 		t.Fatalf("with a sort key setter: %d results, keys %v", len(rep.Results), keys)
+	}
+}
+
+// TestSweepSortKeys: a sweep setting's sort key reaches every source of
+// the catalog and, through ingestInProcess, the shards ("none": time order
+// only); without one the seeded edge logs keep theirs (project).
+func TestSweepSortKeys(t *testing.T) {
+	for _, tc := range []struct{ key, want string }{{"", "project"}, {SortKeyNone, ""}, {"metadata.host", "metadata.host"}} {
+		dir := t.TempDir()
+		cat, err := catalog.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cat.SeedSupabase(); err != nil {
+			t.Fatal(err)
+		}
+		if tc.key != "" {
+			if err := SortKeySetter(nil, cat, tc.key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eng, err := engine.Open(dir, &engine.Options{DisableBackground: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds := smallPeersDataset(200)
+		if _, err := ingestInProcess(context.Background(), eng, cat, sourcesOf(ds), batchFeed(context.Background(), ds, 100, nil), 1, nil); err != nil {
+			t.Fatal(err)
+		}
+		src := cat.SourceByName("cloudflare.logs.prod")
+		sh, err := eng.Shard(src.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.SortKey != tc.want || sh.SortKey() != tc.want {
+			t.Errorf("setting %q: source key %q, shard key %q, want %q", tc.key, src.SortKey, sh.SortKey(), tc.want)
+		}
+		if err := eng.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

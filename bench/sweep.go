@@ -193,20 +193,10 @@ const (
 	SuitePeers  = "peers"
 )
 
-// SortKeySetter, when set, gives a sweep setting's sort key to the engine:
-// it is called with the engine options and the catalog of the setting's
-// fresh data directory (a sort key may be an engine option or a source
-// setting). It is nil while the engine has no sort key, and settings with
-// one are then left out of a sweep with a note; the change that adds a
-// sort key to the engine sets it, in this package, where it can name the
-// new option:
-//
-//	func init() {
-//		SortKeySetter = func(o *engine.Options, _ *catalog.Catalog, key string) error {
-//			o.SortKey = key
-//			return nil
-//		}
-//	}
+// SortKeySetter gives a sweep setting's sort key to the engine: it is
+// called with the engine options and the catalog of the setting's fresh
+// data directory. It is setCatalogSortKeys (sortkey.go); when nil,
+// settings with a sort key are left out of a sweep with a note.
 var SortKeySetter func(o *engine.Options, cat *catalog.Catalog, key string) error
 
 // SweepResult is what one setting measured.
@@ -578,6 +568,10 @@ func ingestInProcess(ctx context.Context, eng *engine.Engine, cat *catalog.Catal
 		}
 		sh, err := eng.Shard(src.Token)
 		if err != nil {
+			return ingestStats{}, err
+		}
+		// The source's sort key, as the server gives it to the shard.
+		if err := sh.SetSortKey(src.SortKey); err != nil {
 			return ingestStats{}, err
 		}
 		shards[s] = sh

@@ -391,7 +391,7 @@ func benchSweep(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	zstd := f.fs.String("zstd", "1/3", "zstd levels as flush/compaction pairs (1..4), comma-separated, e.g. 1/3,1/4,2/2")
 	segRows := f.fs.String("segment-rows", "0", "rows compaction merges segments up to, comma-separated (0: engine default), as meant for --segment-rows-at events")
 	segAt := f.fs.Int("segment-rows-at", 10_000_000, "events the --segment-rows values are meant for: a sweep of fewer events scales them down in proportion, and says so (0: never scale)")
-	sortKeys := f.fs.String("sort-key", "", "sort keys to sweep, comma-separated (- for the engine's default order); needs an engine with a sort key, else these settings are skipped with a note")
+	sortKeys := f.fs.String("sort-key", "", "sort keys to sweep, comma-separated: a field path (e.g. project), none (time order only) or - (each source's own, as seeded: project for the edge logs)")
 	memBudget := f.fs.String("memory-budget", "2GiB", "generated events kept in memory for every setting to ingest; past it each setting generates while ingesting")
 	goal := f.fs.String("goal", "balanced", "what the best setting optimises: size, ingest, query or balanced")
 	svg := f.fs.String("svg", "", "also write a chart (bytes/event vs ingest rate) to this SVG file")

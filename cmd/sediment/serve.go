@@ -129,7 +129,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	queryMemory := fs.String("query-memory", "", "memory one query may hold (joins, sorts, groups, results; default a quarter of --memory-limit, 64MiB, or 512MiB without one); past it the query fails saying so")
 	queryMemoryTotal := fs.String("query-memory-total", "", "memory all queries may hold together (default half of --memory-limit, 128MiB, or 4x --query-memory without one); past it a query fails saying so")
 	fs.IntVar(&cfg.BlockRows, "block-rows", 0, "rows per segment block (default 65536; sediment bench sweep measures the choices)")
-	pageBytes := fs.String("page-bytes", "", "target size of a segment page before compression (default 1MiB)")
+	pageBytes := fs.String("page-bytes", "", "target size of a segment page before compression (default 128KiB)")
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
 	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
 	minFree := fs.String("min-free-disk", fmt.Sprintf("%dMiB", defaultMinFreeDisk>>20), "free space of the data directory's file system below which ingest is refused (507 with Retry-After) until space is freed; 0 turns it off")

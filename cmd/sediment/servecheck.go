@@ -47,7 +47,7 @@ func checkServeRanges(cfg serveConfig) error {
 		// dominate; the engine refuses more than 2^20.
 		{"block-rows", int64(cfg.BlockRows), 256, 1 << 20, "the default, 65536"},
 		{"segment-rows", int64(cfg.SegmentRows), 1024, 1 << 30, "the default, 2097152"},
-		{"page-bytes", int64(cfg.PageBytes), 4 << 10, 256 << 20, "the default, 1MiB"},
+		{"page-bytes", int64(cfg.PageBytes), 4 << 10, 256 << 20, "the default, 128KiB"},
 		// Below 32 MiB the heads' budget (a quarter) leaves too little to
 		// batch a flush.
 		{"memory-limit", cfg.MemoryLimit, 32 << 20, 1 << 50, "no limit"},

@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"encoding/binary"
 	"math"
 	"slices"
 	"strings"
@@ -446,82 +445,21 @@ func (p *chunkPlan) appendPage(dst []byte, t ColType, d *ColumnData, from, to in
 		}
 	}
 	switch p.enc {
-	case encNone:
+	case encNone: // the validity says it all
 	case encBits:
-		start := len(dst)
-		dst = append(dst, make([]byte, (present+7)/8)...)
-		k := 0
-		for i := from; i < to; i++ {
-			if d.present(i) {
-				if d.Bools[i] {
-					dst[start+k/8] |= 1 << (k % 8)
-				}
-				k++
-			}
-		}
+		dst = appendBitsValues(dst, d, from, to, present)
 	case encPlain64:
-		for i := from; i < to; i++ {
-			if d.present(i) {
-				if t == TypeFloat64 {
-					dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(d.Floats[i]))
-				} else {
-					dst = binary.LittleEndian.AppendUint64(dst, uint64(d.Ints[i]))
-				}
-			}
-		}
+		dst = appendPlain64Values(dst, t, d, from, to)
 	case encDelta:
-		prev := int64(0)
-		for i := from; i < to; i++ {
-			if d.present(i) {
-				dst = binary.AppendUvarint(dst, zigzag(d.Ints[i]-prev))
-				prev = d.Ints[i]
-			}
-		}
+		dst = appendDeltaValues(dst, d, from, to)
 	case encDict:
-		for i := from; i < to; i++ {
-			if !d.present(i) {
-				continue
-			}
-			c := p.codes[i]
-			switch p.width {
-			case 1:
-				dst = append(dst, byte(c))
-			case 2:
-				dst = binary.LittleEndian.AppendUint16(dst, uint16(c))
-			default:
-				dst = binary.LittleEndian.AppendUint32(dst, c)
-			}
-		}
+		dst = appendDictCodes(dst, p.width, p.codes, d, from, to)
 	case encBytes:
-		for i := from; i < to; i++ {
-			if d.present(i) {
-				dst = binary.AppendUvarint(dst, uint64(len(d.str(i))))
-			}
-		}
-		for i := from; i < to; i++ {
-			if d.present(i) {
-				dst = append(dst, d.str(i)...)
-			}
-		}
+		dst = appendBytesValues(dst, d, from, to)
 	case encUUID:
-		for i := from; i < to; i++ {
-			if d.present(i) {
-				dst = appendUUIDBytes(dst, d.str(i))
-			}
-		}
+		dst = appendUUIDValues(dst, d, from, to)
 	case encHex, encIP:
-		p.rowsBuf = p.rowsBuf[:0]
-		for i := from; i < to; i++ {
-			if d.present(i) {
-				p.rowsBuf = append(p.rowsBuf, i)
-			}
-		}
-		value := func(k int) string { return d.str(p.rowsBuf[k]) }
-		if p.enc == encHex {
-			dst = appendHexValues(dst, p.width, len(p.rowsBuf), value)
-		} else {
-			dst = appendIPValues(dst, len(p.rowsBuf), value)
-		}
+		dst = p.appendTextValues(dst, d, from, to)
 	}
 	return dst
 }
@@ -559,118 +497,4 @@ func pageStats(t ColType, p *chunkPlan, d *ColumnData, from, to int, pm *pageMet
 		pm.present++
 	}
 	pm.hasRange = pm.present > 0 && (t != TypeFloat64 || pm.minF <= pm.maxF)
-}
-
-// appendDictPage encodes entries [from, to) of the chunk's dictionary as a
-// version 2 dictionary page: string entries' uvarint lengths, then their
-// bytes; int entries as 8 bytes LE each.
-func (p *chunkPlan) appendDictPage(dst []byte, from, to int) []byte {
-	if p.dictStrs != nil {
-		for _, s := range p.dictStrs[from:to] {
-			dst = binary.AppendUvarint(dst, uint64(len(s)))
-		}
-		for _, s := range p.dictStrs[from:to] {
-			dst = append(dst, s...)
-		}
-		return dst
-	}
-	for _, x := range p.dictInts[from:to] {
-		dst = binary.LittleEndian.AppendUint64(dst, uint64(x))
-	}
-	return dst
-}
-
-// dictEntryBytes is the size of entry i in a version 2 dictionary page.
-func (p *chunkPlan) dictEntryBytes(i int) int {
-	if p.dictStrs != nil {
-		return len(p.dictStrs[i]) + 1
-	}
-	return 8
-}
-
-// appendDict encodes the chunk's dictionary as a version 1 unit.
-func (p *chunkPlan) appendDict(dst []byte) []byte {
-	if p.dictStrs != nil {
-		dst = binary.AppendUvarint(dst, uint64(len(p.dictStrs)))
-		for _, s := range p.dictStrs {
-			dst = binary.AppendUvarint(dst, uint64(len(s)))
-			dst = append(dst, s...)
-		}
-		return dst
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(p.dictInts)))
-	prev := int64(0)
-	for _, x := range p.dictInts {
-		dst = binary.AppendUvarint(dst, zigzag(x-prev))
-		prev = x
-	}
-	return dst
-}
-
-func zigzag(x int64) uint64   { return uint64(x<<1) ^ uint64(x>>63) }
-func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
-
-func uvarintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
-}
-
-const hexDigits = "0123456789abcdef"
-
-// isCanonicalUUID reports whether s is a UUID in canonical lower-case text
-// (8-4-4-4-12 hex digits), the form that round-trips through 16 bytes.
-func isCanonicalUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func hexVal(c byte) byte {
-	if c <= '9' {
-		return c - '0'
-	}
-	return c - 'a' + 10
-}
-
-func appendUUIDBytes(dst []byte, s string) []byte {
-	j := 0
-	var out [16]byte
-	for i := 0; i < 36; {
-		if s[i] == '-' {
-			i++
-			continue
-		}
-		out[j] = hexVal(s[i])<<4 | hexVal(s[i+1])
-		j++
-		i += 2
-	}
-	return append(dst, out[:]...)
-}
-
-func appendUUIDText(dst []byte, b []byte) []byte {
-	for i := 0; i < 16; i++ {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			dst = append(dst, '-')
-		}
-		dst = append(dst, hexDigits[b[i]>>4], hexDigits[b[i]&15])
-	}
-	return dst
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 )
 
 // Binary forms of high-entropy text: UUIDs, hex ids with a suffix (a
@@ -297,4 +298,77 @@ func (iv *ipValues) appendValue(dst []byte, k int) []byte {
 		return netip.AddrFrom4([4]byte(p[:4])).AppendTo(dst)
 	}
 	return netip.AddrFrom16([16]byte(p[:16])).AppendTo(dst)
+}
+
+// appendTextValues writes the present values of rows [from, to) of an
+// encHex or encIP chunk.
+func (p *chunkPlan) appendTextValues(dst []byte, d *ColumnData, from, to int) []byte {
+	p.rowsBuf = p.rowsBuf[:0]
+	for i := from; i < to; i++ {
+		if d.present(i) {
+			p.rowsBuf = append(p.rowsBuf, i)
+		}
+	}
+	value := func(k int) string { return d.str(p.rowsBuf[k]) }
+	if p.enc == encHex {
+		return appendHexValues(dst, p.width, len(p.rowsBuf), value)
+	}
+	return appendIPValues(dst, len(p.rowsBuf), value)
+}
+
+// scratchPool holds the value offsets a hex or IP page is parsed into.
+var scratchPool = sync.Pool{New: func() any { return new([]uint32) }}
+
+// decodeHex reads an encHex page of the given width byte.
+func decodeHex(pv *pageView, width uint8, sel rowSel, out *pageOut) error {
+	scratch := scratchPool.Get().(*[]uint32)
+	defer scratchPool.Put(scratch)
+	hv, err := parseHex(pv.vals, width, pv.present, *scratch)
+	*scratch = hv.ends
+	if err != nil {
+		return err
+	}
+	n := sel.n()
+	out.reserve((2*hv.w + 4) * n)
+	dst := out.dst
+	rk := ranker{bitmap: pv.bitmap}
+	for i := 0; i < n; i++ {
+		r := sel.at(i)
+		if !pv.has(r) {
+			out.null(out.off + i)
+			continue
+		}
+		dst.Bytes = hv.appendValue(dst.Bytes, rk.rank(r))
+		if err := out.endStr(out.off + i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeIP reads an encIP page.
+func decodeIP(pv *pageView, sel rowSel, out *pageOut) error {
+	scratch := scratchPool.Get().(*[]uint32)
+	defer scratchPool.Put(scratch)
+	iv, err := parseIP(pv.vals, pv.present, *scratch)
+	*scratch = iv.start
+	if err != nil {
+		return err
+	}
+	n := sel.n()
+	out.reserve(16 * n)
+	dst := out.dst
+	rk := ranker{bitmap: pv.bitmap}
+	for i := 0; i < n; i++ {
+		r := sel.at(i)
+		if !pv.has(r) {
+			out.null(out.off + i)
+			continue
+		}
+		dst.Bytes = iv.appendValue(dst.Bytes, rk.rank(r))
+		if err := out.endStr(out.off + i); err != nil {
+			return err
+		}
+	}
+	return nil
 }

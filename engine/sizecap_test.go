@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -318,4 +320,76 @@ func TestRetentionCountsDeletions(t *testing.T) {
 	if !strings.Contains(logs.String(), "level=INFO msg=\"retention deleted a segment") {
 		t.Fatalf("log:\n%s", logs.String())
 	}
+}
+
+// TestSizeCapInBackgroundPass: the engine's background retention pass
+// applies the global cap by itself.
+func TestSizeCapInBackgroundPass(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := backgroundOptions(fs)
+	opts.Now = func() time.Time { return capNow }
+	opts.RetentionInterval = 5 * time.Millisecond
+	opts.MaxDiskBytes = 1
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	flushDaysAgo(t, s, 0, 50, 3)
+	flushDaysAgo(t, s, 50, 50, 2)
+	newest, _ := flushDaysAgo(t, s, 100, 50, 1)
+	waitFor(t, "the background pass", func() bool { return deletedBy(s, DeleteGlobalSizeCap).Segments == 2 })
+	if got := segmentIDs(s); len(got) != 1 || got[0] != newest {
+		t.Fatalf("left %v, want [%d]", got, newest)
+	}
+	if n := countScan(t, s); n != 50 {
+		t.Fatalf("a scan counts %d, want 50", n)
+	}
+}
+
+// TestSizeCapFailureIsSupervised: a cap pass that fails (the deletion
+// cannot be made durable: the directory's fsync fails) is counted as task
+// size_cap and shown as a condition; the next pass that succeeds clears
+// it. Retention's own task is not affected.
+func TestSizeCapFailureIsSupervised(t *testing.T) {
+	fs := newFaultFS()
+	opts := capOptions(fs, nil)
+	opts.BackgroundRetryMin, opts.BackgroundRetryMax = time.Millisecond, time.Millisecond
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard(shardID)
+	flushDaysAgo(t, s, 0, 50, 3)
+	flushDaysAgo(t, s, 50, 50, 2)
+	flushDaysAgo(t, s, 100, 50, 1)
+	s.SetMaxDiskBytes(1)
+	var failSync atomic.Bool
+	failSync.Store(true)
+	fs.set(func(op, path string) error {
+		if failSync.Load() && op == "syncdir" && strings.HasSuffix(path, "segments") {
+			return syscall.EIO
+		}
+		return nil
+	})
+	if _, err := e.ApplyRetention(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("a pass whose fsync fails: %v", err)
+	}
+	if st := taskStatsOf(s, "size_cap"); st.Failures != 1 || st.Consecutive != 1 {
+		t.Fatalf("size_cap stats %+v", st)
+	}
+	if c, ok := hasCondition(s, ConditionBackgroundFailing); !ok || !strings.Contains(c.Detail, "size_cap") {
+		t.Fatalf("condition while the size cap fails: %+v %v", c, ok)
+	}
+	if st := taskStatsOf(s, "retention"); st.Failures != 0 {
+		t.Fatalf("retention stats %+v", st)
+	}
+	failSync.Store(false)
+	waitFor(t, "the retry to be due", func() bool { return s.taskDue(taskSizeCap) })
+	if _, err := e.ApplyRetention(); err != nil {
+		t.Fatal(err)
+	}
+	if _, failing := hasCondition(s, ConditionBackgroundFailing); failing || taskStatsOf(s, "size_cap").Consecutive != 0 {
+		t.Fatal("the size cap's failure is not cleared by a pass that succeeds")
+	}
+	if len(segmentIDs(s)) != 1 || countScan(t, s) != 50 {
+		t.Fatalf("left %d segments, %d events", len(segmentIDs(s)), countScan(t, s))
+	}
+	checkClean(t, e)
 }

@@ -211,9 +211,10 @@ func (e *Engine) closeShards(flush bool) error {
 	return errors.Join(errs...)
 }
 
-// maintenance runs compaction, retention and the size caps on every shard. Failures are
-// logged, counted and retried with backoff by the shards' supervision; a
-// shard whose task is backing off is skipped until its retry is due.
+// maintenance runs compaction, retention and the size caps on every
+// shard. Failures are logged, counted and retried with backoff by the
+// shards' supervision; a shard whose task is backing off is skipped until
+// its retry is due.
 func (e *Engine) maintenance() {
 	defer e.wg.Done()
 	runLoop(e.opts, "maintenance", e.stop, e.maintenanceLoop)

@@ -97,6 +97,12 @@ func (s *Shard) ApplySizeCap() (int, error) {
 	if s.opts.ReadOnly {
 		return 0, ErrReadOnly
 	}
+	// Skipped, not run: a busy shard's outcome (a failure of a former
+	// pass, say) stays as it was.
+	if !s.compactMu.TryLock() {
+		return 0, nil // a compaction is reading segments: the next pass
+	}
+	defer s.compactMu.Unlock()
 	var n int
 	err := s.supervised(taskSizeCap, func() (err error) {
 		n, err = s.applySizeCap()
@@ -105,15 +111,12 @@ func (s *Shard) ApplySizeCap() (int, error) {
 	return n, err
 }
 
+// applySizeCap applies the shard's cap; the caller holds compactMu.
 func (s *Shard) applySizeCap() (int, error) {
 	limit := s.maxDiskBytes.Load()
 	if limit <= 0 {
 		return 0, nil
 	}
-	if !s.compactMu.TryLock() {
-		return 0, nil // a compaction is reading segments: the next pass
-	}
-	defer s.compactMu.Unlock()
 	cands, total := s.capCandidates()
 	stored := total
 	var victims []*segRef
@@ -180,24 +183,22 @@ func (e *Engine) applyGlobalCap() (int, error) {
 			if len(victims) == 0 || !s.taskDue(taskSizeCap) {
 				continue
 			}
+			if !s.compactMu.TryLock() {
+				continue // a compaction is reading segments: the next pass
+			}
 			var m int
-			var busy bool
 			err := s.supervised(taskSizeCap, func() (err error) {
-				if !s.compactMu.TryLock() {
-					busy = true // a compaction is reading segments: the next pass
-					return nil
-				}
-				defer s.compactMu.Unlock()
 				m, err = s.deleteSegments(victims, DeleteGlobalSizeCap, "global_cap_bytes", limit, "global_stored_bytes", stored)
 				return err
 			})
+			s.compactMu.Unlock()
 			n += m
 			if err != nil && !errors.Is(err, ErrClosed) {
 				errs = append(errs, err)
 			}
 			// A chosen segment no longer there was replaced by a
 			// compaction since the plan: plan again with its output.
-			if err == nil && !busy && m < len(victims) {
+			if err == nil && m < len(victims) {
 				replaced = true
 			}
 		}

@@ -110,6 +110,7 @@ func TestSourceValidation(t *testing.T) {
 		{"backtick", SourceParams{Name: ptr("a`b")}, "name", "has invalid format"},
 		{"long name", SourceParams{Name: ptr(strings.Repeat("a", 257))}, "name", "should be at most 256 character(s)"},
 		{"negative retention", SourceParams{Name: ptr("a"), RetentionDays: ptr(-1)}, "retention_days", "must be greater than or equal to 0"},
+		{"negative disk cap", SourceParams{Name: ptr("a"), MaxDiskBytes: ptr(int64(-1))}, "max_disk_bytes", "must be greater than or equal to 0"},
 		{"bad lql", SourceParams{Name: ptr("a"), DropLQL: ptr("m.status:>")}, "drop_lql_string", ""},
 		{"sort key not a path", SourceParams{Name: ptr("a"), SortKey: ptr("project name")}, "sort_key", ""},
 		{"sort key timestamp", SourceParams{Name: ptr("a"), SortKey: ptr("timestamp")}, "sort_key", ""},
@@ -151,6 +152,38 @@ func TestSourceSortKey(t *testing.T) {
 	}
 	u, err := c.UpdateSource(s.Token, SourceParams{SortKey: ptr("")})
 	if err != nil || u.SortKey != "" {
+		t.Fatalf("cleared: %+v %v", u, err)
+	}
+}
+
+// TestSourceMaxDiskBytes: a source's size cap is set, kept across a
+// restart, cleared with 0, and absent from the file when unset.
+func TestSourceMaxDiskBytes(t *testing.T) {
+	fs := vfs.NewMemFS()
+	c := openMem(t, fs)
+	s, err := c.CreateSource(SourceParams{Name: ptr("capped"), MaxDiskBytes: ptr(int64(10 << 30))})
+	if err != nil || s.MaxDiskBytes != 10<<30 {
+		t.Fatalf("created %+v: %v", s, err)
+	}
+	plain, _ := c.CreateSource(SourceParams{Name: ptr("plain")})
+	if plain.MaxDiskBytes != 0 {
+		t.Fatalf("default cap %d", plain.MaxDiskBytes)
+	}
+	c = openMem(t, fs.CrashClone())
+	if got := c.SourceByName("capped").MaxDiskBytes; got != 10<<30 {
+		t.Fatalf("after a restart: %d", got)
+	}
+	data, _ := vfs.ReadFile(fs, "/data/catalog.json")
+	if !strings.Contains(string(data), `"max_disk_bytes": 10737418240`) || strings.Count(string(data), `"max_disk_bytes"`) != 1 {
+		t.Fatalf("the file should name the one cap set:\n%s", data)
+	}
+	// An update that leaves it out keeps it; 0 clears it.
+	u, err := c.UpdateSource(s.Token, SourceParams{Description: ptr("d")})
+	if err != nil || u.MaxDiskBytes != 10<<30 {
+		t.Fatalf("kept: %+v %v", u, err)
+	}
+	u, err = c.UpdateSource(s.Token, SourceParams{MaxDiskBytes: ptr(int64(0))})
+	if err != nil || u.MaxDiskBytes != 0 {
 		t.Fatalf("cleared: %+v %v", u, err)
 	}
 }

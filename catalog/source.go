@@ -37,6 +37,10 @@ type Source struct {
 	// its value's blocks; "" orders by time only. A low-cardinality string
 	// field that queries filter on suits it (engine.Shard.SetSortKey).
 	SortKey string `json:"sort_key,omitempty"`
+	// MaxDiskBytes caps the bytes of the source's stored segments: past
+	// it, its oldest segments (by event time) are deleted, never the newest
+	// (engine.Shard.SetMaxDiskBytes). 0 sets no cap.
+	MaxDiskBytes int64 `json:"max_disk_bytes,omitempty"`
 
 	InsertedAt time.Time `json:"inserted_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
@@ -51,6 +55,7 @@ type SourceParams struct {
 	DropLQL                *string
 	CustomEventMessageKeys *string
 	SortKey                *string
+	MaxDiskBytes           *int64
 }
 
 // Sources returns every source, by id.
@@ -159,6 +164,12 @@ func (c *Catalog) applySourceParams(s *Source, p SourceParams, create bool) erro
 		if err := engine.CheckSortKey(s.SortKey); err != nil {
 			fe.add("sort_key", err.Error())
 		}
+	}
+	if p.MaxDiskBytes != nil {
+		if *p.MaxDiskBytes < 0 {
+			fe.add("max_disk_bytes", msgAtLeast("0"))
+		}
+		s.MaxDiskBytes = *p.MaxDiskBytes
 	}
 	return fe.err()
 }

@@ -91,8 +91,9 @@ func (s *Shard) compact() (int, error) {
 // replaceSegments publishes ref (nil: nothing) in place of the segments of
 // group, in one step for queries. The replaced files are deleted when the
 // last snapshot holding them lets go; a restart before that deletes them
-// too, since ref's metadata names them.
-func (s *Shard) replaceSegments(group []*segRef, ref *segRef) {
+// too, since ref's metadata names them. It returns the segments of group
+// it removed (those still published).
+func (s *Shard) replaceSegments(group []*segRef, ref *segRef) []*segRef {
 	var gone []*segRef // an input quarantined meanwhile has left already
 	s.mu.Lock()
 	s.segs = slices.DeleteFunc(s.segs, func(x *segRef) bool {
@@ -113,6 +114,7 @@ func (s *Shard) replaceSegments(group []*segRef, ref *segRef) {
 		g.removed.Store(true)
 		g.release() // the list's reference
 	}
+	return gone
 }
 
 // pickCompaction returns the first run of at least CompactionMinInputs

@@ -142,6 +142,14 @@ func (e *Engine) Shard(id string) (*Shard, error) {
 	return s, nil
 }
 
+// LookupShard returns the shard of source id, or nil when it has none
+// (yet): unlike Shard, it never creates one.
+func (e *Engine) LookupShard(id string) *Shard {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.shards[id]
+}
+
 // Shards returns the open shards sorted by id.
 func (e *Engine) Shards() []*Shard {
 	e.mu.Lock()
@@ -203,9 +211,10 @@ func (e *Engine) closeShards(flush bool) error {
 	return errors.Join(errs...)
 }
 
-// maintenance runs compaction and retention on every shard. Failures are
-// logged, counted and retried with backoff by the shards' supervision; a
-// shard whose task is backing off is skipped until its retry is due.
+// maintenance runs compaction, retention and the size caps on every
+// shard. Failures are logged, counted and retried with backoff by the
+// shards' supervision; a shard whose task is backing off is skipped until
+// its retry is due.
 func (e *Engine) maintenance() {
 	defer e.wg.Done()
 	runLoop(e.opts, "maintenance", e.stop, e.maintenanceLoop)
@@ -227,11 +236,7 @@ func (e *Engine) maintenanceLoop() {
 				}
 			}
 		case <-rt.C:
-			for _, s := range e.Shards() {
-				if s.taskDue(taskRetention) {
-					s.ApplyRetention()
-				}
-			}
+			e.ApplyRetention()
 		}
 	}
 }

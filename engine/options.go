@@ -134,8 +134,15 @@ type Options struct {
 	CompactionInterval  time.Duration
 	CompactionMinInputs int
 
-	// RetentionInterval is how often retention runs (default 1 minute).
+	// RetentionInterval is how often retention and the size caps run
+	// (default 1 minute).
 	RetentionInterval time.Duration
+
+	// MaxDiskBytes caps the bytes of all shards' segments together
+	// (default 0: no cap). Past it, the retention pass deletes the oldest
+	// segments across shards, by event time, never a shard's newest one
+	// (see sizecap.go). Shard.SetMaxDiskBytes caps one shard.
+	MaxDiskBytes int64
 
 	// MaxColumns caps the columns (distinct field path and type pairs) of
 	// one head, and so of a flushed segment (default 10000, BigQuery's
@@ -284,6 +291,7 @@ func (o *Options) withDefaults() (*Options, error) {
 	def(&out.IndexMaxValueTerms, 64)
 	defDur(&out.DiskCheckInterval, time.Second)
 	out.MinFreeDiskBytes = max(out.MinFreeDiskBytes, 0)
+	out.MaxDiskBytes = max(out.MaxDiskBytes, 0)
 	defDur(&out.BackgroundRetryMin, time.Second)
 	defDur(&out.BackgroundRetryMax, time.Minute)
 	out.BackgroundRetryMax = max(out.BackgroundRetryMax, out.BackgroundRetryMin)

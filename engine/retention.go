@@ -78,10 +78,9 @@ func (s *Shard) applyRetention() (int, error) {
 	}()
 	done := 0
 	if len(expired) > 0 {
-		s.replaceSegments(expired, nil)
-		s.stats.segmentsPurged.Add(int64(len(expired)))
-		done += len(expired)
-		if err := s.opts.FS.SyncDir(s.segDir); err != nil {
+		n, err := s.deleteSegments(expired, DeleteRetention, "retention_days", s.retentionDays.Load())
+		done += n
+		if err != nil {
 			return done, err
 		}
 	}
@@ -125,5 +124,10 @@ func (s *Shard) rewriteWithout(sg *segRef, cutoff int64) (bool, error) {
 	s.replaceSegments([]*segRef{sg}, ref)
 	s.stats.segmentsRewritten.Add(1)
 	s.stats.rowsExpired.Add(int64(rows - src.rows()))
+	freed := sg.r.Size()
+	if ref != nil {
+		freed -= ref.r.Size()
+	}
+	s.countDeleted(DeleteRetention, int64(rows-src.rows()), freed)
 	return true, nil
 }

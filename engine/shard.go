@@ -96,6 +96,10 @@ type Shard struct {
 
 	// Retention in days; 0 keeps everything.
 	retentionDays atomic.Int64
+	// maxDiskBytes caps the bytes of the shard's segments (0: no cap), and
+	// deleted counts what retention and the size caps deleted (sizecap.go).
+	maxDiskBytes atomic.Int64
+	deleted      deletionCounters
 	// sortKey is set by SetSortKey (nil: Options.SortKey); see sortkey.go.
 	sortKey atomic.Pointer[string]
 

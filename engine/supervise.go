@@ -27,12 +27,13 @@ const (
 	taskFlush backgroundTask = iota
 	taskCompaction
 	taskRetention
+	taskSizeCap // the source's and the global size caps (sizecap.go)
 	taskWALSync // buffered mode's periodic fsync: not retried, a failure stops ingest
 	taskCommit  // the write path's committer: not retried, a panic stops ingest
 	numTasks
 )
 
-var taskNames = [numTasks]string{"flush", "compaction", "retention", "wal_sync", "commit"}
+var taskNames = [numTasks]string{"flush", "compaction", "retention", "size_cap", "wal_sync", "commit"}
 
 // PanicError is a panic recovered in a shard's work, with its stack.
 type PanicError struct {
@@ -46,7 +47,7 @@ func (e *PanicError) Error() string { return fmt.Sprintf("%s panicked: %v", e.Ta
 // TaskStats describes one kind of a shard's background work since the
 // shard opened.
 type TaskStats struct {
-	Task string // flush, compaction, retention, wal_sync or commit
+	Task string // flush, compaction, retention, size_cap, wal_sync or commit
 	// Failures counts failed runs, panics included; Panics the panics.
 	Failures int64
 	Panics   int64

@@ -42,7 +42,7 @@ func TestSourcesAPI(t *testing.T) {
 		t.Fatalf("created %v", created)
 	}
 	// The single-source view adds the drop counts (none yet).
-	ts.do("GET", "/api/sources/"+tok, nil, auth...).expect(t, 200, strings.TrimSuffix(r.body, "}")+`,"dropped_events":{},"rejected_requests":{}}`)
+	ts.do("GET", "/api/sources/"+tok, nil, auth...).expect(t, 200, strings.TrimSuffix(r.body, "}")+`,"dropped_events":{},"rejected_requests":{},"effective_retention_days":7,"deleted_events":{},"deleted_bytes":{}}`)
 	list := decodeJSON[[]map[string]any](t, ts.do("GET", "/api/sources", nil, auth...).body)
 	if len(list) != 1 || list[0]["token"] != tok {
 		t.Fatalf("list %v", list)

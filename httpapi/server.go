@@ -99,6 +99,11 @@ type Options struct {
 	// MetricsAccess says who may read it (default MetricsPrivate).
 	Metrics       *metrics.Registry
 	MetricsAccess MetricsAccess
+
+	// DefaultRetentionDays is the retention of every source whose own
+	// retention_days is 0 (unset); 0 keeps their events forever. A
+	// source's own retention_days wins, shorter or longer.
+	DefaultRetentionDays int
 }
 
 // DefaultMaxInflightBodyBytes is the default of
@@ -276,7 +281,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	for _, src := range s.cat.Sources() {
-		if src.RetentionDays > 0 || src.SortKey != "" {
+		if s.hasShardSettings(src) {
 			if err := s.applySourceSettings(src); err != nil {
 				s.unsubscribe()
 				return nil, err
@@ -294,7 +299,7 @@ func (s *Server) onCatalogChange(ch catalog.Change) {
 	s.forgetEndpointMetrics(ch)
 	switch ch.Kind {
 	case catalog.SourceCreated, catalog.SourceUpdated:
-		if ch.OldSource == nil && ch.Source.RetentionDays == 0 && ch.Source.SortKey == "" {
+		if ch.OldSource == nil && !s.hasShardSettings(ch.Source) {
 			return // a new shard keeps everything, in time order, already
 		}
 		if err := s.applySourceSettings(ch.Source); err != nil {
@@ -309,14 +314,31 @@ func (s *Server) onCatalogChange(ch catalog.Change) {
 	}
 }
 
+// hasShardSettings reports whether a source's shard needs settings other
+// than a new shard's (keep everything, time order, no size cap).
+func (s *Server) hasShardSettings(src *catalog.Source) bool {
+	return s.retentionDays(src) > 0 || src.SortKey != "" || src.MaxDiskBytes > 0
+}
+
+// retentionDays returns the retention a source's events are kept for:
+// its own retention_days, else the server's default (0: forever).
+func (s *Server) retentionDays(src *catalog.Source) int {
+	if src.RetentionDays > 0 {
+		return src.RetentionDays
+	}
+	return max(s.opts.DefaultRetentionDays, 0)
+}
+
 // applySourceSettings gives a source's shard the settings the engine
-// keeps per shard: retention and the sort key.
+// keeps per shard: retention (its own or the default), the sort key and
+// the size cap.
 func (s *Server) applySourceSettings(src *catalog.Source) error {
 	sh, err := s.eng.Shard(src.Token)
 	if err != nil {
 		return fmt.Errorf("shard of source %d: %w", src.ID, err)
 	}
-	sh.SetRetentionDays(src.RetentionDays)
+	sh.SetRetentionDays(s.retentionDays(src))
+	sh.SetMaxDiskBytes(src.MaxDiskBytes)
 	if err := sh.SetSortKey(src.SortKey); err != nil {
 		return fmt.Errorf("sort key of source %d: %w", src.ID, err)
 	}

@@ -17,7 +17,8 @@ type sourceView struct {
 	BigqueryTableTTL       *int    `json:"bigquery_table_ttl"`
 	DropLQLString          *string `json:"drop_lql_string"`
 	CustomEventMessageKeys *string `json:"custom_event_message_keys"`
-	SortKey                *string `json:"sort_key"` // Sediment's own: rows ordered by it, then time
+	SortKey                *string `json:"sort_key"`       // Sediment's own: rows ordered by it, then time
+	MaxDiskBytes           *int64  `json:"max_disk_bytes"` // Sediment's own: its size cap in bytes
 	InsertedAt             string  `json:"inserted_at"`
 	UpdatedAt              string  `json:"updated_at"`
 }
@@ -36,6 +37,10 @@ func viewSource(s *catalog.Source) sourceView {
 		days := s.RetentionDays
 		v.RetentionDays, v.BigqueryTableTTL = &days, &days
 	}
+	if s.MaxDiskBytes > 0 {
+		n := s.MaxDiskBytes
+		v.MaxDiskBytes = &n
+	}
 	return v
 }
 
@@ -49,13 +54,14 @@ type sourceRequest struct {
 	DropLQLString          *string `json:"drop_lql_string"`
 	CustomEventMessageKeys *string `json:"custom_event_message_keys"`
 	SortKey                *string `json:"sort_key"`
+	MaxDiskBytes           *int64  `json:"max_disk_bytes"`
 }
 
 func (r *sourceRequest) params() catalog.SourceParams {
 	p := catalog.SourceParams{
 		Name: r.Name, Description: r.Description, RetentionDays: r.RetentionDays,
 		DropLQL: r.DropLQLString, CustomEventMessageKeys: r.CustomEventMessageKeys,
-		SortKey: r.SortKey,
+		SortKey: r.SortKey, MaxDiskBytes: r.MaxDiskBytes,
 	}
 	if p.RetentionDays == nil {
 		p.RetentionDays = r.BigqueryTableTTL
@@ -93,10 +99,19 @@ func (s *Server) lookupSource(ctx *fasthttp.RequestCtx, token string) *catalog.S
 // {"future_timestamp": 3, "drop_rule": 120}; and "rejected_requests": the
 // ingest requests answered 429 since the server started, by reason
 // (rejects.go), e.g. {"frozen_heads": 2}; {} when there were none.
+// "effective_retention_days" is the retention its events are kept for:
+// its own retention_days, else the server's --retention-days (null:
+// forever). "deleted_events" and "deleted_bytes" are the stored events
+// (and their bytes) deleted since its storage opened, by reason
+// (retention, source_size_cap, global_size_cap), e.g. {"retention": 500};
+// {} when none were.
 type sourceDetailView struct {
 	sourceView
-	DroppedEvents    map[DropReason]int64   `json:"dropped_events"`
-	RejectedRequests map[RejectReason]int64 `json:"rejected_requests"`
+	DroppedEvents          map[DropReason]int64   `json:"dropped_events"`
+	RejectedRequests       map[RejectReason]int64 `json:"rejected_requests"`
+	EffectiveRetentionDays *int                   `json:"effective_retention_days"`
+	DeletedEvents          map[string]int64       `json:"deleted_events"`
+	DeletedBytes           map[string]int64       `json:"deleted_bytes"`
 }
 
 // getSource answers GET /api/sources/:token.
@@ -104,9 +119,25 @@ func (s *Server) getSource(ctx *fasthttp.RequestCtx, token string) {
 	if !s.authorizeManagement(ctx) {
 		return
 	}
-	if src := s.lookupSource(ctx, token); src != nil {
-		sendJSON(ctx, fasthttp.StatusOK, sourceDetailView{viewSource(src), s.stats.droppedByReason(src.Token), s.stats.rejectedByReason(src.Token)})
+	src := s.lookupSource(ctx, token)
+	if src == nil {
+		return
 	}
+	v := sourceDetailView{sourceView: viewSource(src), DroppedEvents: s.stats.droppedByReason(src.Token),
+		RejectedRequests: s.stats.rejectedByReason(src.Token),
+		DeletedEvents:    map[string]int64{}, DeletedBytes: map[string]int64{}}
+	if days := s.retentionDays(src); days > 0 {
+		v.EffectiveRetentionDays = &days
+	}
+	if sh := s.eng.LookupShard(src.Token); sh != nil {
+		for _, d := range sh.Deletions() {
+			if d.Events > 0 || d.Bytes > 0 {
+				v.DeletedEvents[d.Reason.String()] = d.Events
+				v.DeletedBytes[d.Reason.String()] = d.Bytes
+			}
+		}
+	}
+	sendJSON(ctx, fasthttp.StatusOK, v)
 }
 
 // createSource answers POST /api/sources: 201 with the source.

@@ -61,7 +61,7 @@ var flagValueNames = map[string]string{
 	"listen": "ADDR", "debug-listen": "ADDR", "syslog-tcp": "ADDR", "syslog-udp": "ADDR",
 	"data-dir": "DIR", "snapshot-dir": "DIR",
 	"ack-mode": "MODE", "log-level": "LEVEL", "log-format": "FORMAT",
-	"memory-limit": "SIZE", "page-bytes": "SIZE",
+	"memory-limit": "SIZE", "page-bytes": "SIZE", "max-disk-bytes": "SIZE", "retention-days": "DAYS",
 	"zstd": "FLUSH/COMPACT", "syslog-source": "SOURCE",
 	"syslog-tls-cert": "FILE", "syslog-tls-key": "FILE",
 }

@@ -71,6 +71,13 @@ type serveConfig struct {
 	// MinFreeDisk is the free space of the data directory's file system
 	// below which ingest answers 507 (--min-free-disk); 0 turns it off.
 	MinFreeDisk int64
+	// RetentionDays is the retention of every source without its own
+	// retention_days (--retention-days; 0: keep their events forever).
+	RetentionDays int
+	// MaxDiskBytes caps the bytes of all sources' segments together
+	// (--max-disk-bytes; 0: no cap): past it the oldest segments across
+	// sources are deleted (engine.Options.MaxDiskBytes).
+	MaxDiskBytes int64
 	// MaxEventFields caps the fields of one event (--max-event-fields; 0:
 	// the engine's default, 1000): an event keeps its first ones and the
 	// rest are counted (engine.Options.MaxEventFields).
@@ -133,6 +140,8 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
 	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
 	minFree := fs.String("min-free-disk", fmt.Sprintf("%dMiB", defaultMinFreeDisk>>20), "free space of the data directory's file system below which ingest is refused (507 with Retry-After) until space is freed; 0 turns it off")
+	fs.IntVar(&cfg.RetentionDays, "retention-days", 0, "days events are kept, by their timestamp, in every source without its own retention_days (a source's own wins, shorter or longer); 0 keeps them forever")
+	maxDisk := fs.String("max-disk-bytes", "", "cap on the bytes all sources' segments take together (e.g. 100GiB): past it the oldest segments by event time are deleted, across sources, each source keeping its newest; the write-ahead log and unflushed events are not counted (default: no cap)")
 	fs.IntVar(&cfg.MaxEventFields, "max-event-fields", 0, "most fields one event may have, counting nested ones (default 1000, at most 9997): an event with more is stored with its first fields in the order it lists them, depth first, and the rest are counted per source, not stored")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "rewrite damaged write-ahead logs at startup, dropping only their damaged records (run `sediment fsck` first to see what is lost; the originals are kept in quarantine/)")
 	cfg.Syslog.register(fs)
@@ -161,6 +170,14 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	}
 	if cfg.MinFreeDisk, err = parseBytes(*minFree); err != nil {
 		return cfg, fmt.Errorf("--min-free-disk: %w", err)
+	}
+	if *maxDisk != "" {
+		if cfg.MaxDiskBytes, err = parseBytes(*maxDisk); err != nil {
+			return cfg, fmt.Errorf("--max-disk-bytes: %w", err)
+		}
+	}
+	if cfg.RetentionDays < 0 {
+		return cfg, fmt.Errorf("--retention-days %d: must be 0 (keep forever) or more", cfg.RetentionDays)
 	}
 	if *queryMemory != "" {
 		if cfg.QueryMemory, err = parseBytes(*queryMemory); err != nil || cfg.QueryMemory == 0 {
@@ -349,6 +366,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	engOpts.ZstdLevel, engOpts.CompactZstdLevel = cfg.ZstdFlush, cfg.ZstdCompact
 	engOpts.MinFreeDiskBytes = cfg.MinFreeDisk
 	engOpts.MaxEventFields = cfg.MaxEventFields
+	engOpts.MaxDiskBytes = cfg.MaxDiskBytes
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
 	reg := metrics.New(log.With("component", "metrics"))
 	engOpts.ObserveWALSync = reg.ObserveWALSync
@@ -392,7 +410,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	pool := sql.NewMemoryPool(total, "--query-memory-total")
 	bi := buildInfo()
 	opts := httpapi.Options{Engine: eng, Catalog: cat, Logger: log.With("component", "http"), DrainDelay: cfg.DrainDelay,
-		Version: bi.Version, Commit: bi.Commit,
+		Version: bi.Version, Commit: bi.Commit, DefaultRetentionDays: cfg.RetentionDays,
 		SnapshotDir: cfg.SnapshotDir, SnapshotFiles: []string{filepath.Join(cfg.DataDir, generatedKeysFile)},
 		Search: search.Options{MemoryLimit: perQuery, MemoryLimitSetting: "--query-memory", MemoryPool: pool}}
 	cfg.Limits.apply(&opts, cfg.MemoryLimit)
@@ -448,6 +466,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	srv.SetReady()
 	log.Info("listening", "addr", a.addr.String(), "data_dir", cfg.DataDir, "ack_mode", cfg.AckMode.String(),
 		"sources", len(cat.Sources()), "endpoints", len(cat.Endpoints()),
+		"retention_days_default", cfg.RetentionDays, "max_disk_bytes", cfg.MaxDiskBytes,
 		"query_memory", sql.FormatBytes(perQuery), "query_memory_total", sql.FormatBytes(total), "metrics_public", cfg.MetricsAccess.String())
 	return a, nil
 }

@@ -416,12 +416,12 @@ func TestShutdownFlushes(t *testing.T) {
 }
 
 func TestParseBytes(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "512": 512, "256MiB": 256 << 20, "1GiB": 1 << 30, "300MB": 300e6, "64 KiB": 64 << 10, "2GB": 2e9} {
+	for in, want := range map[string]int64{"0": 0, "512": 512, "256MiB": 256 << 20, "1GiB": 1 << 30, "300MB": 300e6, "64 KiB": 64 << 10, "2GB": 2e9, "2TiB": 2 << 40, "3TB": 3e12} {
 		if got, err := parseBytes(in); err != nil || got != want {
 			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "MiB", "-1MiB", "1.5GiB", "ten"} {
+	for _, in := range []string{"", "MiB", "-1MiB", "1.5GiB", "ten", "99999999999TiB"} {
 		if _, err := parseBytes(in); err == nil {
 			t.Errorf("parseBytes(%q): no error", in)
 		}

@@ -66,9 +66,15 @@ var (
 	descWALRepairDropped = sourceDesc("sediment_wal_repair_dropped_events_total",
 		"Events that repairing the source's damaged write-ahead log dropped (--repair-wal), since its storage opened.")
 	descRetentionExpired = sourceDesc("sediment_retention_expired_events_total",
-		"Events removed by retention (whole segments deleted and segments rewritten) since the source's storage opened.")
+		"Events removed by retention (whole segments deleted and segments rewritten) since the source's storage opened (also sediment_storage_deleted_events_total{reason=\"retention\"}).")
 	descRetentionSegments = sourceDesc("sediment_retention_deleted_segments_total",
 		"Segments retention deleted whole since the source's storage opened.")
+	descDeletedEvents = sourceDesc("sediment_storage_deleted_events_total",
+		"Stored events deleted since the source's storage opened, by reason: retention (older than the source's retention), source_size_cap (its max_disk_bytes), global_size_cap (--max-disk-bytes).", "reason")
+	descDeletedBytes = sourceDesc("sediment_storage_deleted_bytes_total",
+		"Bytes of segment files freed by those deletions, by reason.", "reason")
+	descDeletedSegments = sourceDesc("sediment_storage_deleted_segments_total",
+		"Segments deleted whole since the source's storage opened, by reason (each one is logged at warn level for a size cap, info for retention).", "reason")
 	descSyncLag = sourceDesc("sediment_wal_sync_max_lag_seconds",
 		"In --ack-mode buffered, the longest an acknowledged write of the source waited for its fsync (the loss window a power failure could have had); 0 in sync mode.")
 )
@@ -85,7 +91,8 @@ func (c *EngineCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHeadBytes, descHeadEvents, descSegments, descSegmentBytes, descSegmentEvents,
 		descFlushes, descCompactions, descCompactionBacklog, descTaskFailures, descTaskPanics, descTaskFailing,
 		descQuarantinedSegments, descQuarantinedBlocks, descQuarantinedEvents, descCondition, descRefusesIngest,
-		descFieldsDropped, descEventsOverCap, descWALRepairDropped, descRetentionExpired, descRetentionSegments, descSyncLag} {
+		descFieldsDropped, descEventsOverCap, descWALRepairDropped, descRetentionExpired, descRetentionSegments,
+		descDeletedEvents, descDeletedBytes, descDeletedSegments, descSyncLag} {
 		ch <- d
 	}
 }
@@ -127,6 +134,11 @@ func (c *EngineCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descWALRepairDropped, float64(in.WALEventsDropped))
 		counter(descRetentionExpired, float64(in.RowsExpired))
 		counter(descRetentionSegments, float64(in.SegmentsPurged))
+		for _, d := range sh.Deletions() {
+			counter(descDeletedEvents, float64(d.Events), d.Reason.String())
+			counter(descDeletedBytes, float64(d.Bytes), d.Reason.String())
+			counter(descDeletedSegments, float64(d.Segments), d.Reason.String())
+		}
 		gauge(descSyncLag, in.LogSync.MaxLag.Seconds())
 
 		present := map[engine.ConditionKind]bool{}

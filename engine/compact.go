@@ -20,6 +20,9 @@ func (s *Shard) Compact() (int, error) {
 	if s.opts.ReadOnly {
 		return 0, ErrReadOnly
 	}
+	if s.replayFailed != nil {
+		return 0, s.replayFailed
+	}
 	var n int
 	err := s.supervised(taskCompaction, func() (err error) {
 		n, err = s.compact()

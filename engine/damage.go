@@ -63,6 +63,9 @@ const (
 	lossSegment = 2
 	// lossWAL is never persisted: see walLoss.
 	lossWAL = 3
+	// lossReplay is never persisted either: the log of a shard whose
+	// replay panicked (openReplayFailed), not served until a restart.
+	lossReplay = 4
 
 	lossRowsKnown = 1 << 0
 	lossTimeKnown = 1 << 1
@@ -118,6 +121,8 @@ func (u *lostUnit) warning(source string, partial bool) string {
 	switch {
 	case u.kind == lossWAL:
 		return fmt.Sprintf("source %s: the write-ahead log is damaged and its unreadable part is not in this answer (%s)", source, u.cause)
+	case u.kind == lossReplay:
+		return fmt.Sprintf("source %s: the events of its write-ahead log are not in this answer (%s; the server log has the details)", source, u.cause)
 	case u.rows < 0:
 		return fmt.Sprintf("source %s: segment %016x is quarantined and not in this answer (how many events it held is unknown: %s)", source, u.seg, u.cause)
 	case partial:

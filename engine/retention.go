@@ -42,6 +42,9 @@ func (s *Shard) ApplyRetention() (int, error) {
 	if s.opts.ReadOnly {
 		return 0, ErrReadOnly
 	}
+	if s.replayFailed != nil {
+		return 0, s.replayFailed
+	}
 	var n int
 	err := s.supervised(taskRetention, func() (err error) {
 		n, err = s.applyRetention()

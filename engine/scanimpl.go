@@ -926,7 +926,7 @@ func (l *lostScanUnit) report(ctx context.Context) error {
 	switch l.u.kind {
 	case lossBlock:
 		return &DamageError{Source: l.sc.name, File: filepath.Join("segments", segName(l.u.seg)), Block: l.u.block, Cause: l.u.cause}
-	case lossWAL:
+	case lossWAL, lossReplay:
 		return &DamageError{Source: l.sc.name, File: "its write-ahead log", Block: -1, Cause: l.u.cause}
 	}
 	return &DamageError{Source: l.sc.name, File: filepath.Join("segments", segName(l.u.seg)), Block: -1, Cause: l.u.cause}

@@ -89,6 +89,9 @@ type Shard struct {
 	walDamage *WALDamagedError
 	// repairs are what repairing the log at open did.
 	repairs []*WALRepair
+	// replayFailed is set when recovering the shard at open panicked: the
+	// shard serves its segments and writes nothing (replayguard.go).
+	replayFailed *ReplayFailedError
 
 	flushKick chan struct{}
 	flushMu   sync.Mutex // one flush at a time
@@ -224,7 +227,8 @@ func segName(id uint64) string { return fmt.Sprintf("%016x.seg", id) }
 // A damaged log does not stop it: the shard then serves what it read,
 // refusing events until the log is repaired (openWALDamaged). With repair
 // (Options.RepairWAL), damaged log files are first rewritten without their
-// damage (repairWALFile).
+// damage (repairWALFile). A panic while recovering does not stop it either:
+// the shard then serves its segments, read-only (openReplayFailed).
 func openShard(e *Engine, id, dir string, repair bool) (*Shard, error) {
 	opts := e.opts
 	s := &Shard{id: id, dir: dir, opts: opts, eng: e,
@@ -243,96 +247,14 @@ func openShard(e *Engine, id, dir string, repair bool) (*Shard, error) {
 			return nil, err
 		}
 	}
-	if err := s.loadSegments(); err != nil {
+	damage, next, err := s.recoverStoredGuarded(repair)
+	var pe *PanicError
+	switch {
+	case errors.As(err, &pe):
+		return s.openReplayFailed(pe), nil
+	case err != nil:
 		return nil, err
-	}
-	s.raiseQuarantined() // data set aside earlier is still missing from answers
-	covered := uint64(0)
-	for _, sg := range s.segs {
-		covered = max(covered, sg.meta.walLast)
-	}
-	names, err := opts.FS.List(s.walDir)
-	if err != nil {
-		return nil, err
-	}
-	var seqs []uint64
-	for _, n := range names {
-		if seq, ok := parseSeqName(n, ".wal"); ok {
-			seqs = append(seqs, seq)
-		} else {
-			// Leftover temporary files from an interrupted operation.
-			opts.FS.Remove(filepath.Join(s.walDir, n))
-		}
-	}
-	slices.Sort(seqs)
-	first := covered + 1
-	if len(seqs) > 0 {
-		first = max(first, seqs[0])
-	}
-	s.head = newHead(opts.Now(), first, opts.MaxColumns)
-	var replayed []uint64
-	var damage []*WALCorruptError
-	next := first
-	for i, seq := range seqs {
-		path := filepath.Join(s.walDir, walName(seq))
-		if seq <= covered {
-			if err := opts.FS.Remove(path); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		// Only the newest file may end in a torn write: a sealed file was
-		// synced whole before its successor was created.
-		tail := tailError
-		if i == len(seqs)-1 {
-			tail = tailCut
-		}
-		if repair {
-			rep, err := repairWALFile(opts.FS, path, s.quarDir, tail)
-			if err != nil {
-				return nil, fmt.Errorf("shard %s: repair %s: %w", id, walRel(path), err)
-			}
-			if rep != nil {
-				s.noteWALRepair(rep)
-			}
-		}
-		var scratch []byte
-		p, err := s.replayWAL(path, seq, tail, &scratch)
-		if err != nil {
-			return nil, fmt.Errorf("shard %s: replay: %w", id, err)
-		}
-		if dropped := p.tornBytes(); dropped > 0 {
-			s.stats.walBytesCut.Add(dropped)
-			opts.Logger.Warn("wal torn tail cut (an interrupted write: never acknowledged)", "shard", id, "file", path, "offset", p.tornAt, "bytes", dropped)
-		}
-		for _, d := range p.damage {
-			if d.Header || d.Recovered {
-				// Every record read: the head holds them all, and the file
-				// goes once the head is written out.
-				opts.Logger.Warn("wal damage found, nothing lost", "shard", id, "file", path, "damage", d.Error())
-				continue
-			}
-			damage = append(damage, d)
-		}
-		switch {
-		case len(p.records) == 0 && len(p.damage) == 0:
-			// Nothing to keep: an idle restart or a clean close.
-			if err := opts.FS.Remove(path); err != nil {
-				return nil, err
-			}
-			if err := opts.FS.SyncDir(s.walDir); err != nil {
-				return nil, err
-			}
-		case len(replayed) == 0:
-			s.head.walFirst = seq
-			fallthrough
-		default:
-			replayed = append(replayed, seq)
-		}
-		next = max(next, seq+1)
-	}
-	s.head.walLast = next
-	if len(damage) > 0 {
+	case len(damage) > 0:
 		return s.openWALDamaged(damage), nil
 	}
 	if b := int64(s.head.bytes); b > 0 { // replayed events
@@ -372,6 +294,105 @@ func openShard(e *Engine, id, dir string, repair bool) (*Shard, error) {
 		go s.flusher()
 	}
 	return s, nil
+}
+
+// recoverStored loads the shard's segments and replays its log files into
+// the head (see openShard), returning the log damage replay found and the
+// sequence number of the next log file. segsLoaded is set once the segment
+// list is complete (compactions' leftovers removed).
+func (s *Shard) recoverStored(repair bool, segsLoaded *bool) ([]*WALCorruptError, uint64, error) {
+	opts, id := s.opts, s.id
+	if err := s.loadSegments(); err != nil {
+		return nil, 0, err
+	}
+	*segsLoaded = true
+	s.raiseQuarantined() // data set aside earlier is still missing from answers
+	covered := uint64(0)
+	for _, sg := range s.segs {
+		covered = max(covered, sg.meta.walLast)
+	}
+	names, err := opts.FS.List(s.walDir)
+	if err != nil {
+		return nil, 0, err
+	}
+	var seqs []uint64
+	for _, n := range names {
+		if seq, ok := parseSeqName(n, ".wal"); ok {
+			seqs = append(seqs, seq)
+		} else {
+			// Leftover temporary files from an interrupted operation.
+			opts.FS.Remove(filepath.Join(s.walDir, n))
+		}
+	}
+	slices.Sort(seqs)
+	first := covered + 1
+	if len(seqs) > 0 {
+		first = max(first, seqs[0])
+	}
+	s.head = newHead(opts.Now(), first, opts.MaxColumns)
+	var replayed []uint64
+	var damage []*WALCorruptError
+	next := first
+	for i, seq := range seqs {
+		path := filepath.Join(s.walDir, walName(seq))
+		if seq <= covered {
+			if err := opts.FS.Remove(path); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		// Only the newest file may end in a torn write: a sealed file was
+		// synced whole before its successor was created.
+		tail := tailError
+		if i == len(seqs)-1 {
+			tail = tailCut
+		}
+		if repair {
+			rep, err := repairWALFile(opts.FS, path, s.quarDir, tail)
+			if err != nil {
+				return nil, 0, fmt.Errorf("shard %s: repair %s: %w", id, walRel(path), err)
+			}
+			if rep != nil {
+				s.noteWALRepair(rep)
+			}
+		}
+		var scratch []byte
+		p, err := s.replayWAL(path, seq, tail, &scratch)
+		if err != nil {
+			return nil, 0, fmt.Errorf("shard %s: replay: %w", id, err)
+		}
+		if dropped := p.tornBytes(); dropped > 0 {
+			s.stats.walBytesCut.Add(dropped)
+			opts.Logger.Warn("wal torn tail cut (an interrupted write: never acknowledged)", "shard", id, "file", path, "offset", p.tornAt, "bytes", dropped)
+		}
+		for _, d := range p.damage {
+			if d.Header || d.Recovered {
+				// Every record read: the head holds them all, and the file
+				// goes once the head is written out.
+				opts.Logger.Warn("wal damage found, nothing lost", "shard", id, "file", path, "damage", d.Error())
+				continue
+			}
+			damage = append(damage, d)
+		}
+		switch {
+		case len(p.records) == 0 && len(p.damage) == 0:
+			// Nothing to keep: an idle restart or a clean close.
+			if err := opts.FS.Remove(path); err != nil {
+				return nil, 0, err
+			}
+			if err := opts.FS.SyncDir(s.walDir); err != nil {
+				return nil, 0, err
+			}
+		case len(replayed) == 0:
+			s.head.walFirst = seq
+			fallthrough
+		default:
+			replayed = append(replayed, seq)
+		}
+		next = max(next, seq+1)
+	}
+	s.head.walLast = next
+	return damage, next, nil
 }
 
 // openWALDamaged finishes opening a shard whose log replay found damage
@@ -1059,6 +1080,9 @@ func (s *Shard) Flush() error {
 	if s.walDamage != nil {
 		return s.walDamage
 	}
+	if s.replayFailed != nil {
+		return s.replayFailed
+	}
 	return s.supervised(taskFlush, func() error {
 		s.mu.RLock()
 		h := s.head
@@ -1146,8 +1170,8 @@ func (s *Shard) writeFlushSegment(id uint64, v *headView, meta segMeta) (*segRef
 
 // close stops the goroutines; with flush it first writes the head out.
 func (s *Shard) close(flush bool) error {
-	if s.opts.ReadOnly || s.walDamage != nil {
-		if s.walDamage != nil {
+	if s.opts.ReadOnly || s.walDamage != nil || s.replayFailed != nil {
+		if !s.opts.ReadOnly {
 			s.closeSubs()
 		}
 		s.mu.Lock()

@@ -114,7 +114,11 @@ func (s *Shard) rewriteWithout(sg *segRef, cutoff int64) (bool, error) {
 	if err := s.eng.roomToRewrite([]*segRef{sg}, "retention"); err != nil {
 		return false, err
 	}
-	meta := segMeta{walLast: sg.meta.walLast, created: s.opts.Now().UnixMicro(), replaces: []uint64{sg.id}}
+	replaces, err := s.replacesOf([]*segRef{sg})
+	if err != nil {
+		return false, err
+	}
+	meta := segMeta{walLast: sg.meta.walLast, created: s.opts.Now().UnixMicro(), replaces: replaces}
 	s.mu.Lock()
 	id := s.nextSeg
 	s.nextSeg++

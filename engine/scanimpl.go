@@ -100,6 +100,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 		}
 	}
 	sc.once = req.Limit <= 0 && sc.pageBytes() > segment.PageCacheBudget()/onceCacheShare
+	sc.noteExpiry(ctx)
 	switch req.Order {
 	case scan.Descending:
 		sort.SliceStable(sc.units, func(i, j int) bool {

@@ -399,8 +399,8 @@ func (e *Engine) Check() error {
 
 // ShardInfo summarises a shard for operators (fsck, status).
 type ShardInfo struct {
-	ID           string
-	Segments     int
+	ID       string
+	Segments int
 	// SegmentRows and HeadRows (events in memory: the head and heads
 	// being flushed) count the events within the source's retention, and
 	// MinTime and MaxTime bound their times (unix µs): what queries see.

@@ -436,6 +436,7 @@ func (s *Shard) noteIndexDamage(sg *segRef, cause error) {
 		return
 	}
 	s.stats.indexesDamaged.Add(1)
+	s.recordIndexDamage(sg, cause)
 	s.opts.Logger.Error("segment index damaged; queries scan the segment without it (nothing is lost)",
 		"shard", s.id, "source_dir", s.dir, "file", filepath.Join("segments", segName(sg.id)), "cause", causeText(cause))
 }
@@ -531,6 +532,9 @@ func (s *Shard) setAside(id uint64, path string, cause error, units []lostUnit) 
 		if err = fs.Remove(live); err == nil {
 			err = fs.SyncDir(s.segDir)
 		}
+	}
+	if err == nil {
+		s.removeIndexDamage(id) // a rewrite rebuilt the index, or the segment is gone
 	}
 	lost := int64(0)
 	for _, u := range units {

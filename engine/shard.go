@@ -194,6 +194,9 @@ func (s *segRef) release() {
 		if dp := filepath.Join(s.shard.segDir, damageName(s.id)); s.dmg.Load() != nil && s.shard.opts.FS.Exists(dp) {
 			s.shard.opts.FS.Remove(dp)
 		}
+		if s.ixBroken.Load() {
+			s.shard.removeIndexDamage(s.id)
+		}
 	}
 }
 
@@ -487,9 +490,14 @@ func (s *Shard) loadSegments() error {
 		return err
 	}
 	records := map[uint64]bool{}
+	var ixMarks []uint64
 	for _, n := range names {
 		if id, ok := parseSeqName(n, damageExt); ok {
 			records[id] = true
+			continue
+		}
+		if id, ok := parseSeqName(n, indexDamageExt); ok {
+			ixMarks = append(ixMarks, id)
 			continue
 		}
 		id, ok := parseSeqName(n, ".seg")
@@ -536,6 +544,7 @@ func (s *Shard) loadSegments() error {
 	for _, sg := range s.segs {
 		loaded[sg.id] = sg
 	}
+	s.loadIndexDamage(ixMarks, loaded)
 	for id := range records {
 		rp := filepath.Join(s.segDir, damageName(id))
 		units, err := readDamageRecord(fs, rp, id)

@@ -75,13 +75,13 @@ func (p *part) liveColumns(cutoff int64) []bool {
 	return live
 }
 
-// timestamps returns the view's event times, row by row.
+// timestamps returns the view's event times, row by row, without a copy:
+// every row has a timestamp (headAdder.Begin), so the column's values are
+// one per row, and those below the view's row count never change.
 func (hv *headView) timestamps() []int64 {
 	for i := range hv.cols {
-		if hv.cols[i].path == "timestamp" && hv.cols[i].typ == segment.TypeTimestamp {
-			var v vec.Vector
-			hv.readCol(i, &v, 0, hv.rows, nil)
-			return v.Ints[:hv.rows]
+		if c := &hv.cols[i]; c.path == "timestamp" && c.typ == segment.TypeTimestamp && len(c.ints) >= hv.rows {
+			return c.ints[:hv.rows]
 		}
 	}
 	return nil

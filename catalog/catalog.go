@@ -41,6 +41,12 @@ const (
 // version exists.
 var ErrCorrupt = errors.New("catalog: corrupt")
 
+// ErrDiskFull is matched (errors.Is) by the error of a change that could
+// not be saved because the file system is full (ENOSPC, EDQUOT). The
+// catalog is then as it was, in memory and on disk: the change may be
+// retried once space is freed.
+var ErrDiskFull = errors.New("catalog: disk full")
+
 // ErrReadOnly is returned by changes to a catalog opened read-only.
 var ErrReadOnly = errors.New("catalog: opened read-only")
 
@@ -197,7 +203,10 @@ func Open(dir string, opts *Options) (*Catalog, error) {
 }
 
 // save writes st as the catalog file, atomically and durably, after
-// keeping the current file as the previous version.
+// keeping the current file as the previous version. The new file is
+// written (and synced) to a temporary name first, the write most likely to
+// fail on a full disk: when any step before the rename fails, the
+// temporary file is removed and both files are as they were.
 func (c *Catalog) save(st *state) error {
 	if c.opts.ReadOnly {
 		return ErrReadOnly
@@ -206,16 +215,35 @@ func (c *Catalog) save(st *state) error {
 	if err != nil {
 		return err
 	}
+	fs := c.opts.FS
+	tmp := c.path + ".tmp"
+	if err := vfs.WriteFileSynced(fs, tmp, data); err != nil {
+		fs.Remove(tmp)
+		return saveError("write catalog", err)
+	}
 	if c.file != nil {
-		if err := vfs.WriteFileAtomic(c.opts.FS, c.prev, c.file); err != nil {
-			return fmt.Errorf("write catalog's previous version: %w", err)
+		if err := vfs.WriteFileAtomic(fs, c.prev, c.file); err != nil {
+			fs.Remove(tmp)
+			return saveError("write catalog's previous version", err)
 		}
 	}
-	if err := vfs.WriteFileAtomic(c.opts.FS, c.path, data); err != nil {
-		return fmt.Errorf("write catalog: %w", err)
+	if err := fs.Rename(tmp, c.path); err != nil {
+		fs.Remove(tmp)
+		return saveError("write catalog", err)
+	}
+	if err := fs.SyncDir(filepath.Dir(c.path)); err != nil {
+		return saveError("write catalog", err)
 	}
 	c.file = data
 	return nil
+}
+
+// saveError wraps a failed save's error, making a full disk ErrDiskFull.
+func saveError(what string, err error) error {
+	if vfs.IsNoSpace(err) {
+		return fmt.Errorf("%s: %w: %w", what, ErrDiskFull, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // change runs fn on a clone of the current state; if fn reports changes,

@@ -399,13 +399,19 @@ func (e *Engine) Check() error {
 
 // ShardInfo summarises a shard for operators (fsck, status).
 type ShardInfo struct {
-	ID           string
-	Segments     int
+	ID       string
+	Segments int
+	// SegmentRows and HeadRows (events in memory: the head and heads
+	// being flushed) count the events within the source's retention, and
+	// MinTime and MaxTime bound their times (unix µs): what queries see.
+	// ExpiredRows are the events past retention still stored, until
+	// retention removes them; nothing shows them.
 	SegmentRows  int
 	SegmentBytes int64
-	HeadRows     int // events in memory (head and heads being flushed)
+	HeadRows     int
 	MinTime      int64
 	MaxTime      int64
+	ExpiredRows  int
 
 	// HeadBytes is the memory the HeadRows events take (the figure the heads'
 	// size bounds and the engine's head memory budget count).
@@ -535,27 +541,14 @@ func (s *Shard) Info() ShardInfo {
 			addLost(u, true)
 		}
 	}
-	first := true
-	note := func(lo, hi int64) {
-		if first || lo < in.MinTime {
-			in.MinTime = lo
-		}
-		if first || hi > in.MaxTime {
-			in.MaxTime = hi
-		}
-		first = false
-	}
 	for _, sg := range sn.segs {
 		in.Segments++
-		in.SegmentRows += sg.r.Rows()
 		in.SegmentBytes += sg.r.Size()
-		note(sg.r.TimeRange())
 	}
-	for _, h := range sn.heads {
-		in.HeadRows += h.rows
-		if h.rows > 0 {
-			note(h.minTime, h.maxTime)
-		}
+	lr := sn.liveRows()
+	in.SegmentRows, in.HeadRows, in.ExpiredRows = lr.segRows, lr.headRows, lr.expired
+	if lr.ok {
+		in.MinTime, in.MaxTime = lr.minTime, lr.maxTime
 	}
 	return in
 }

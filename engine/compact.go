@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -19,6 +20,9 @@ import (
 func (s *Shard) Compact() (int, error) {
 	if s.opts.ReadOnly {
 		return 0, ErrReadOnly
+	}
+	if s.replayFailed != nil {
+		return 0, s.replayFailed
 	}
 	var n int
 	err := s.supervised(taskCompaction, func() (err error) {
@@ -53,10 +57,13 @@ func (s *Shard) compact() (int, error) {
 	}
 	cutoff := s.retentionCutoff()
 	meta := segMeta{created: s.opts.Now().UnixMicro()}
+	var err error
+	if meta.replaces, err = s.replacesOf(group); err != nil {
+		return 0, err
+	}
 	expired := false
 	for _, g := range group {
 		meta.walLast = max(meta.walLast, g.meta.walLast)
-		meta.replaces = append(meta.replaces, g.id)
 		if minT, _ := g.r.TimeRange(); minT < cutoff {
 			expired = true
 		}
@@ -66,7 +73,6 @@ func (s *Shard) compact() (int, error) {
 	s.nextSeg++
 	s.mu.Unlock()
 	var ref *segRef
-	var err error
 	if !expired && s.canConcatenate(group) {
 		ref, err = s.concatSegments(id, group, meta)
 		if err == nil {
@@ -86,6 +92,41 @@ func (s *Shard) compact() (int, error) {
 	s.replaceSegments(group, ref)
 	s.stats.compactions.Add(1)
 	return len(group), nil
+}
+
+// replacesOf returns what a segment written in place of group replaces,
+// for recovery (loadSegments) to remove: the group's segments, and the
+// segments they replace in turn whose files are still there (a query
+// still reads them, or a crash came before their deletion): the relation
+// is transitive over files not yet reclaimed. Without that, a crash after
+// an input's file was deleted durably but before the files it replaced
+// were would bring those back beside the new segment, which holds their
+// rows too. The deletions of those already gone are made durable before
+// the new segment can count (a directory sync), so that a crash cannot
+// bring them back either.
+func (s *Shard) replacesOf(group []*segRef) ([]uint64, error) {
+	var ids []uint64
+	gone := false
+	for _, g := range group {
+		ids = append(ids, g.id)
+	}
+	for _, g := range group {
+		for _, id := range g.meta.replaces {
+			switch {
+			case slices.Contains(ids, id):
+			case s.opts.FS.Exists(filepath.Join(s.segDir, segName(id))):
+				ids = append(ids, id)
+			default:
+				gone = true
+			}
+		}
+	}
+	if gone {
+		if err := s.opts.FS.SyncDir(s.segDir); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }
 
 // replaceSegments publishes ref (nil: nothing) in place of the segments of

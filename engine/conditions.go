@@ -22,6 +22,10 @@ const (
 	// ConditionWALDamaged: replay found a damaged write-ahead log. The
 	// source serves what it has, read-only, until an operator repairs it.
 	ConditionWALDamaged ConditionKind = "wal_damaged"
+	// ConditionReplayFailed: recovering the source at startup panicked
+	// (a bug). The source serves its segments, read-only, without its
+	// log's events; the log is kept unchanged for the next start.
+	ConditionReplayFailed ConditionKind = "replay_failed"
 	// ConditionQuarantined: stored data was found damaged and set aside;
 	// answers over the source miss it and say so.
 	ConditionQuarantined ConditionKind = "quarantined"

@@ -63,6 +63,9 @@ const (
 	lossSegment = 2
 	// lossWAL is never persisted: see walLoss.
 	lossWAL = 3
+	// lossReplay is never persisted either: the log of a shard whose
+	// replay panicked (openReplayFailed), not served until a restart.
+	lossReplay = 4
 
 	lossRowsKnown = 1 << 0
 	lossTimeKnown = 1 << 1
@@ -118,6 +121,8 @@ func (u *lostUnit) warning(source string, partial bool) string {
 	switch {
 	case u.kind == lossWAL:
 		return fmt.Sprintf("source %s: the write-ahead log is damaged and its unreadable part is not in this answer (%s)", source, u.cause)
+	case u.kind == lossReplay:
+		return fmt.Sprintf("source %s: the events of its write-ahead log are not in this answer (%s; the server log has the details)", source, u.cause)
 	case u.rows < 0:
 		return fmt.Sprintf("source %s: segment %016x is quarantined and not in this answer (how many events it held is unknown: %s)", source, u.seg, u.cause)
 	case partial:
@@ -431,6 +436,7 @@ func (s *Shard) noteIndexDamage(sg *segRef, cause error) {
 		return
 	}
 	s.stats.indexesDamaged.Add(1)
+	s.recordIndexDamage(sg, cause)
 	s.opts.Logger.Error("segment index damaged; queries scan the segment without it (nothing is lost)",
 		"shard", s.id, "source_dir", s.dir, "file", filepath.Join("segments", segName(sg.id)), "cause", causeText(cause))
 }
@@ -526,6 +532,9 @@ func (s *Shard) setAside(id uint64, path string, cause error, units []lostUnit) 
 		if err = fs.Remove(live); err == nil {
 			err = fs.SyncDir(s.segDir)
 		}
+	}
+	if err == nil {
+		s.removeIndexDamage(id) // a rewrite rebuilt the index, or the segment is gone
 	}
 	lost := int64(0)
 	for _, u := range units {

@@ -42,6 +42,9 @@ func (s *Shard) ApplyRetention() (int, error) {
 	if s.opts.ReadOnly {
 		return 0, ErrReadOnly
 	}
+	if s.replayFailed != nil {
+		return 0, s.replayFailed
+	}
 	var n int
 	err := s.supervised(taskRetention, func() (err error) {
 		n, err = s.applyRetention()
@@ -110,7 +113,11 @@ func (s *Shard) rewriteWithout(sg *segRef, cutoff int64) (bool, error) {
 	if err := s.eng.roomToRewrite([]*segRef{sg}, "retention"); err != nil {
 		return false, err
 	}
-	meta := segMeta{walLast: sg.meta.walLast, created: s.opts.Now().UnixMicro(), replaces: []uint64{sg.id}}
+	replaces, err := s.replacesOf([]*segRef{sg})
+	if err != nil {
+		return false, err
+	}
+	meta := segMeta{walLast: sg.meta.walLast, created: s.opts.Now().UnixMicro(), replaces: replaces}
 	s.mu.Lock()
 	id := s.nextSeg
 	s.nextSeg++

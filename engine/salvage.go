@@ -50,7 +50,11 @@ func (s *Shard) rewriteDamaged() (int, error) {
 		id := s.nextSeg
 		s.nextSeg++
 		s.mu.Unlock()
-		meta := segMeta{walLast: sg.meta.walLast, created: s.opts.Now().UnixMicro(), replaces: []uint64{sg.id}}
+		replaces, err := s.replacesOf([]*segRef{sg})
+		if err != nil {
+			return 0, err
+		}
+		meta := segMeta{walLast: sg.meta.walLast, created: s.opts.Now().UnixMicro(), replaces: replaces}
 		src, err := newMergeSource([]*segRef{sg}, noCutoff, s.SortKey(), s.opts.BlockRows)
 		if err == nil {
 			ref, err = s.writeSegment(id, src, meta, s.opts.CompactZstdLevel)

@@ -55,6 +55,9 @@ func (s *Shard) publish(ranges []eventRange) {
 	if len(s.subs) == 0 {
 		return
 	}
+	// Events past retention are stored until retention removes them, but
+	// never shown (retentionview.go).
+	cutoff := s.retentionCutoff()
 	var batch []event.Event
 	for _, er := range ranges {
 		for i := er.from; i < er.to; i++ {
@@ -62,8 +65,14 @@ func (s *Shard) publish(ranges []eventRange) {
 			if err != nil {
 				continue // not possible: staging decoded it
 			}
+			if e.Timestamp < cutoff {
+				continue
+			}
 			batch = append(batch, e)
 		}
+	}
+	if len(batch) == 0 {
+		return
 	}
 	for sub := range s.subs {
 		select {

@@ -30,10 +30,11 @@ const (
 	taskSizeCap // the source's and the global size caps (sizecap.go)
 	taskWALSync // buffered mode's periodic fsync: not retried, a failure stops ingest
 	taskCommit  // the write path's committer: not retried, a panic stops ingest
+	taskReplay  // recovery at open: not retried, a panic makes the shard read-only (replayguard.go)
 	numTasks
 )
 
-var taskNames = [numTasks]string{"flush", "compaction", "retention", "size_cap", "wal_sync", "commit"}
+var taskNames = [numTasks]string{"flush", "compaction", "retention", "size_cap", "wal_sync", "commit", "replay"}
 
 // PanicError is a panic recovered in a shard's work, with its stack.
 type PanicError struct {
@@ -47,7 +48,7 @@ func (e *PanicError) Error() string { return fmt.Sprintf("%s panicked: %v", e.Ta
 // TaskStats describes one kind of a shard's background work since the
 // shard opened.
 type TaskStats struct {
-	Task string // flush, compaction, retention, size_cap, wal_sync or commit
+	Task string // flush, compaction, retention, size_cap, wal_sync, commit or replay
 	// Failures counts failed runs, panics included; Panics the panics.
 	Failures int64
 	Panics   int64
@@ -113,9 +114,9 @@ func (s *Shard) recordTask(t backgroundTask, err error) {
 	n := st.consecutive
 	st.mu.Unlock()
 	if t >= taskWALSync {
-		// Not retried: the caller stops the shard's ingest (Shard.fail),
-		// which logs and raises ConditionWALFailed.
-		if panicked {
+		// Not retried: the caller stops the shard's ingest (Shard.fail,
+		// openReplayFailed), which logs and raises a condition.
+		if panicked && t != taskReplay {
 			s.opts.Logger.Error("write path panicked; recovered", "shard", s.id, "task", taskNames[t],
 				"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
 		}

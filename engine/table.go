@@ -38,12 +38,16 @@ func indexColumns(cols []colRef) map[string][]colRef {
 // parts returns the snapshot's parts, built once.
 func (sn *Snapshot) partList() []*part {
 	sn.partsOnce.Do(func() {
+		// Parts wholly past retention are left out (retentionview.go).
 		for _, sg := range sn.segs {
+			if _, maxT := sg.r.TimeRange(); maxT < sn.cutoff {
+				continue
+			}
 			sg.colsOnce.Do(func() { sg.byPath = indexColumns(segColumns(sg)) })
 			sn.parts = append(sn.parts, &part{id: len(sn.parts), seg: sg, byPath: sg.byPath})
 		}
 		for _, hv := range sn.heads {
-			if hv.rows == 0 {
+			if hv.rows == 0 || hv.maxTime < sn.cutoff {
 				continue
 			}
 			sn.parts = append(sn.parts, &part{id: len(sn.parts), hv: hv, byPath: indexColumns(headColumns(hv))})
@@ -64,7 +68,9 @@ func (t *table) Name() string { return t.name }
 
 func (t *table) Schema() *scan.Schema { return t.sn.Schema() }
 
-// Schema returns the union of the fields of every part, computed once.
+// Schema returns the union of the fields of every part, computed once,
+// leaving out columns that hold values only in rows past retention
+// (retentionview.go).
 //
 // A path's query type widens over the physical types seen: BOOL, INT64,
 // FLOAT64 alone stay themselves; INT64 with FLOAT64 reads as FLOAT64; any
@@ -117,9 +123,16 @@ func (sn *Snapshot) Schema() *scan.Schema {
 			}
 		}
 		for _, p := range sn.partList() {
+			live := p.liveColumns(sn.cutoff)
 			for path, cols := range p.byPath {
-				a := get(path)
+				var a *acc
 				for _, c := range cols {
+					if live != nil && !live[c.idx] {
+						continue
+					}
+					if a == nil {
+						a = get(path)
+					}
 					switch c.typ {
 					case segment.TypeObject:
 						a.record = true
@@ -133,6 +146,9 @@ func (sn *Snapshot) Schema() *scan.Schema {
 					default:
 						a.types.add(c.typ)
 					}
+				}
+				if a == nil {
+					continue // only in rows past retention
 				}
 				for i := 0; i < len(path); i++ {
 					if path[i] == '.' {

@@ -59,6 +59,8 @@ type serverConfig struct {
 	// dir, when set, is the data directory to use (prepared by the test,
 	// or used by an earlier server); else a fresh one.
 	dir string
+	// catalog, when set, are the catalog's options (its file system).
+	catalog *catalog.Options
 }
 
 func startServer(t testing.TB, cfg serverConfig) *testServer {
@@ -72,7 +74,7 @@ func startServer(t testing.TB, cfg serverConfig) *testServer {
 	if ts.eng, err = engine.Open(ts.dir, &eopts); err != nil {
 		t.Fatal(err)
 	}
-	if ts.cat, err = catalog.Open(ts.dir, nil); err != nil {
+	if ts.cat, err = catalog.Open(ts.dir, cfg.catalog); err != nil {
 		t.Fatal(err)
 	}
 	if !cfg.noSupabase {

@@ -162,8 +162,8 @@ func (s *Server) sourceNamedInURL(ctx *fasthttp.RequestCtx) (src *catalog.Source
 // appendFailed answers an engine error: 429 with retry-after when the
 // shard pushes back, 507 with retry-after while the disk is full (or below
 // its free-space floor; the engine logs that once and /ready shows it),
-// 503 when shutting down or when the source's log is damaged (read-only
-// until repaired), 500 otherwise.
+// 503 when shutting down, when the source's log is damaged (read-only
+// until repaired) or when replaying it at startup failed, 500 otherwise.
 func (s *Server) appendFailed(ctx *fasthttp.RequestCtx, src *catalog.Source, err error) {
 	switch {
 	case errors.Is(err, engine.ErrBackpressure):
@@ -180,6 +180,11 @@ func (s *Server) appendFailed(ctx *fasthttp.RequestCtx, src *catalog.Source, err
 		// operator repairs its log; GET /ready says what to run.
 		sendError(ctx, fasthttp.StatusServiceUnavailable, "source "+src.Name+
 			" is read-only: its write-ahead log is damaged and must be repaired by an operator (GET /ready names it); events are not accepted until then")
+	case errors.Is(err, engine.ErrReplayFailed):
+		// Replaying its log at startup hit an internal error: it serves its
+		// segments, and a restart replays the kept log again.
+		sendError(ctx, fasthttp.StatusServiceUnavailable, "source "+src.Name+
+			" is read-only: replaying its write-ahead log at startup failed (an internal error, logged by the server; GET /ready names it); events are not accepted until the server restarts")
 	default:
 		s.log.Error("ingest append failed", "source_id", src.ID, "err", err)
 		sendStatic(ctx, fasthttp.StatusInternalServerError, bodyInternal)

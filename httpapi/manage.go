@@ -33,7 +33,9 @@ func decodeBody(ctx *fasthttp.RequestCtx, v any) bool {
 }
 
 // answerChangeError answers a failed catalog change: 404 for an unknown
-// token, 422 with the field errors, 500 otherwise.
+// token, 422 with the field errors, 507 with Retry-After when the disk is
+// full (the catalog is unchanged, as for ingest on a full disk), 500
+// otherwise.
 func (s *Server) answerChangeError(ctx *fasthttp.RequestCtx, err error) {
 	var ve *catalog.ValidationError
 	switch {
@@ -41,6 +43,10 @@ func (s *Server) answerChangeError(ctx *fasthttp.RequestCtx, err error) {
 		sendStatic(ctx, fasthttp.StatusNotFound, bodyNotFound)
 	case errors.As(err, &ve):
 		sendValidation(ctx, ve.Fields)
+	case errors.Is(err, catalog.ErrDiskFull):
+		s.log.Error("catalog change refused: the disk is full", "err", err)
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, diskFullRetryAfter)
+		sendStatic(ctx, fasthttp.StatusInsufficientStorage, bodyCatalogDiskFull)
 	default:
 		s.log.Error("catalog change failed", "err", err)
 		sendStatic(ctx, fasthttp.StatusInternalServerError, bodyInternal)

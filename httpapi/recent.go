@@ -85,8 +85,10 @@ func (rs *recentStore) recordBatch(id int64, b *engine.Batch, wb *recentBatch) {
 }
 
 // appendJSON appends source id's recent events as a JSON array, newest
-// (by timestamp, then by arrival) first.
-func (rs *recentStore) appendJSON(dst []byte, id int64) []byte {
+// (by timestamp, then by arrival) first, leaving out those older than
+// cutoff (unix µs): events past the source's retention are not shown,
+// whether they arrived that old or aged since.
+func (rs *recentStore) appendJSON(dst []byte, id int64, cutoff int64) []byte {
 	dst = append(dst, '[')
 	v, ok := rs.rings.Load(id)
 	if !ok {
@@ -97,7 +99,7 @@ func (rs *recentStore) appendJSON(dst []byte, id int64) []byte {
 	defer r.mu.Unlock()
 	order := make([]*recentSlot, 0, recentLimit)
 	for i := range r.slots {
-		if r.slots[i].json != nil {
+		if r.slots[i].json != nil && r.slots[i].ts >= cutoff {
 			order = append(order, &r.slots[i])
 		}
 	}

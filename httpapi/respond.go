@@ -21,6 +21,9 @@ var (
 	bodyUnavailable  = []byte(`{"error":"Service Unavailable"}`)
 	bodyInternal     = []byte(`{"error":"Internal Server Error"}`)
 	bodyDiskFull     = []byte(`{"error":"Insufficient Storage: the server's disk is full (or below its free-space floor, --min-free-disk), so events are not stored; retry later"}`)
+	// bodyCatalogDiskFull answers a source, endpoint or token change that
+	// could not be saved for lack of space.
+	bodyCatalogDiskFull = []byte(`{"error":"Insufficient Storage: the server's disk is full, so the change was not saved and nothing changed; retry once space is freed"}`)
 )
 
 // diskFullRetryAfter is the Retry-After of a 507: the engine probes a full

@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"math"
+	"time"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/sediment/sediment/catalog"
@@ -204,5 +207,9 @@ func (s *Server) recentEvents(ctx *fasthttp.RequestCtx, token string) {
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetContentType(contentTypeJSON)
-	ctx.SetBody(s.recent.appendJSON(nil, src.ID))
+	cutoff := int64(math.MinInt64)
+	if src.RetentionDays > 0 {
+		cutoff = s.opts.Now().Add(-time.Duration(src.RetentionDays) * 24 * time.Hour).UnixMicro()
+	}
+	ctx.SetBody(s.recent.appendJSON(nil, src.ID, cutoff))
 }

@@ -180,7 +180,10 @@ func repairHint(p error, dataDir, source string) string {
 	var wce *engine.WALCorruptError
 	var wve *engine.WALVersionError
 	var sde *engine.SegmentDamageError
+	var ide *engine.IndexDamagedError
 	switch {
+	case errors.As(p, &ide):
+		return "nothing is lost: the server scans the segment without its index, and its next compaction rebuilds the index and removes the record (" + ide.File[:len(ide.File)-len(".seg")] + ".ixdmg)"
 	case errors.As(p, &wce) && (wce.Header || wce.Recovered):
 		return "nothing is lost: the server reads every record of the file; to rewrite it clean, " + repairCmd
 	case errors.As(p, &wce):

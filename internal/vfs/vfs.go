@@ -140,9 +140,26 @@ func (osFS) Exists(name string) bool {
 
 // WriteFileAtomic writes data to name durably and atomically: a temporary
 // file is written and synced, renamed over name, and the directory synced.
+// When a step before the rename fails, the temporary file is removed (on a
+// full disk it would hold space) and name is as it was.
 func WriteFileAtomic(fs FS, name string, data []byte) error {
 	tmp := name + ".tmp"
-	f, err := fs.Create(tmp)
+	if err := WriteFileSynced(fs, tmp, data); err != nil {
+		fs.Remove(tmp)
+		return err
+	}
+	if err := fs.Rename(tmp, name); err != nil {
+		fs.Remove(tmp)
+		return err
+	}
+	return fs.SyncDir(filepath.Dir(name))
+}
+
+// WriteFileSynced creates (or truncates) name, writes data to it and syncs
+// it. It does not sync the directory: the caller renames the file into
+// place, or syncs the directory, to make it durable.
+func WriteFileSynced(fs FS, name string, data []byte) error {
+	f, err := fs.Create(name)
 	if err != nil {
 		return err
 	}
@@ -154,13 +171,7 @@ func WriteFileAtomic(fs FS, name string, data []byte) error {
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := fs.Rename(tmp, name); err != nil {
-		return err
-	}
-	return fs.SyncDir(filepath.Dir(name))
+	return f.Close()
 }
 
 // ReadFile reads the whole of name.

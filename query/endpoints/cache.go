@@ -13,7 +13,10 @@ import (
 
 // cache keeps endpoint results per (endpoint, full parameter map).
 //
-// A result is served for cache_duration_seconds from when it was computed.
+// A result is served for cache_duration_seconds from when it was computed,
+// and never past the moment the oldest event it may hold passes its
+// source's retention (scan.Validity): an expired event must not show in a
+// cached answer either.
 // With proactive_requerying_seconds, results read within their lifetime
 // are recomputed in the background on that interval, so a popular endpoint
 // is always answered from memory; a failed refresh keeps the last good
@@ -60,6 +63,7 @@ type entry struct {
 
 	body        []byte    // last good result
 	computed    time.Time // when body was computed
+	expires     time.Time // when body stops being served
 	lastAccess  time.Time
 	nextRefresh time.Time
 	refreshing  bool
@@ -118,7 +122,7 @@ func (c *cache) lookup(ctx context.Context, ep *catalog.Endpoint, params map[str
 		c.removeLocked(e)
 		e = nil
 	}
-	if e != nil && e.body != nil && now.Before(e.computed.Add(c.ttl(e.ep))) {
+	if e != nil && e.body != nil && now.Before(e.expires) {
 		e.lastAccess = now
 		body := e.body
 		c.mu.Unlock()
@@ -147,18 +151,18 @@ func (c *cache) lookup(ctx context.Context, ep *catalog.Endpoint, params map[str
 	c.mu.Unlock()
 
 	// The computation outlives a caller that gives up: others may wait on it.
-	body, err = c.s.execute(context.WithoutCancel(ctx), ep, params)
+	body, until, err := c.s.execute(context.WithoutCancel(ctx), ep, params)
 
 	c.mu.Lock()
 	cl.body, cl.err = body, err
 	e.inflight = nil
 	if c.entries[key] == e { // not dropped meanwhile
 		if err != nil {
-			if e.body == nil || !c.s.opts.Now().Before(e.computed.Add(c.ttl(e.ep))) {
+			if e.body == nil || !c.s.opts.Now().Before(e.expires) {
 				c.removeLocked(e) // failed first run: nothing is cached
 			}
 		} else {
-			c.storeLocked(e, body)
+			c.storeLocked(e, body, until)
 		}
 	}
 	c.mu.Unlock()
@@ -174,7 +178,7 @@ func (c *cache) fresh(ep *catalog.Endpoint, params map[string]string) ([]byte, b
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[key]
-	if e == nil || e.body == nil || !e.ep.UpdatedAt.Equal(ep.UpdatedAt) || !now.Before(e.computed.Add(c.ttl(e.ep))) {
+	if e == nil || e.body == nil || !e.ep.UpdatedAt.Equal(ep.UpdatedAt) || !now.Before(e.expires) {
 		return nil, false
 	}
 	e.lastAccess = now
@@ -190,12 +194,17 @@ func copyParams(p map[string]string) map[string]string {
 	return out
 }
 
-// storeLocked records a fresh result and enforces the memory bound.
-func (c *cache) storeLocked(e *entry, body []byte) {
+// storeLocked records a fresh result, valid until its time to live ends
+// or until (when not zero), and enforces the memory bound.
+func (c *cache) storeLocked(e *entry, body []byte, until time.Time) {
 	now := c.s.opts.Now()
 	c.bytes += int64(len(body)) - int64(len(e.body))
 	e.body = body
 	e.computed = now
+	e.expires = now.Add(c.ttl(e.ep))
+	if !until.IsZero() && until.Before(e.expires) {
+		e.expires = until
+	}
 	if p := e.ep.ProactiveRequeryingSeconds; p > 0 {
 		e.nextRefresh = now.Add(time.Duration(p) * time.Second)
 	}
@@ -241,7 +250,7 @@ func (c *cache) tick() {
 			continue
 		}
 		ttl := c.ttl(e.ep)
-		if e.body != nil && !now.Before(e.computed.Add(ttl)) {
+		if e.body != nil && !now.Before(e.expires) {
 			c.removeLocked(e)
 			continue
 		}
@@ -255,12 +264,12 @@ func (c *cache) tick() {
 	}
 	c.mu.Unlock()
 	for _, e := range due {
-		body, err := c.s.execute(context.Background(), e.ep, e.params)
+		body, until, err := c.s.execute(context.Background(), e.ep, e.params)
 		c.mu.Lock()
 		e.refreshing = false
 		if c.entries[e.key] == e {
 			if err == nil {
-				c.storeLocked(e, body)
+				c.storeLocked(e, body, until)
 			} else {
 				// Keep serving the last good result until it expires.
 				e.nextRefresh = c.s.opts.Now().Add(time.Duration(e.ep.ProactiveRequeryingSeconds) * time.Second)

@@ -194,7 +194,7 @@ func (s *Service) RunEndpointReportingCache(ctx context.Context, ep *catalog.End
 			status = CacheHit
 		}
 	} else {
-		body, err = s.execute(ctx, ep, params)
+		body, _, err = s.execute(ctx, ep, params)
 	}
 	if err != nil {
 		return errorBody(err), status
@@ -303,26 +303,33 @@ func (s *Service) run(ctx context.Context, pq *parser.Query, params map[string]s
 // panic anywhere in it is logged with its stack and becomes the request's
 // error, so the cache's waiters are released and a background refresh
 // does not take the process down.
-func (s *Service) execute(ctx context.Context, ep *catalog.Endpoint, params map[string]string) (_ []byte, err error) {
+// execute runs an endpoint, returning its answer and the moment (zero:
+// none) from which the answer may show an event past its source's
+// retention, so must not be served from the cache.
+func (s *Service) execute(ctx context.Context, ep *catalog.Endpoint, params map[string]string) (_ []byte, until time.Time, err error) {
 	defer func() { s.logPanic(err, "endpoint", ep.Name, "sql", params["sql"], "lql", params["lql"]) }()
 	defer recovered.Catch(&err)
 	s.executions.Add(1)
 	pq, err := s.prepare(ep, params)
 	if err != nil {
-		return nil, err
+		return nil, until, err
 	}
 	maxRows := ep.MaxLimit
 	if maxRows <= 0 {
 		maxRows = 1000
 	}
 	w := &scan.Warnings{}
-	res, err := s.run(scan.WithWarnings(ctx, w), pq, params, maxRows)
+	v := &scan.Validity{}
+	res, err := s.run(scan.WithValidity(scan.WithWarnings(ctx, w), v), pq, params, maxRows)
 	if err != nil {
-		return nil, err
+		return nil, until, err
+	}
+	if t, ok := v.Until(); ok {
+		until = time.UnixMicro(t)
 	}
 	// The body, warnings included, is what the cache keeps: a cached
 	// answer that misses data says so as the first one did.
-	return resultBody(res, w.List()), nil
+	return resultBody(res, w.List()), until, nil
 }
 
 // logPanic logs err with its stack when it is a recovered panic, with the

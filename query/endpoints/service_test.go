@@ -68,7 +68,7 @@ func newFixture(t *testing.T, opts Options) *fixture {
 	fs := vfs.NewMemFS()
 	f := &fixture{t: t, clk: &testClock{now: fixtureNow}, log: &lockedBuffer{}}
 	var err error
-	if f.eng, err = engine.Open("/data", &engine.Options{FS: fs, DisableBackground: true, BlockRows: 8}); err != nil {
+	if f.eng, err = engine.Open("/data", &engine.Options{FS: fs, DisableBackground: true, BlockRows: 8, Now: f.clk.Now}); err != nil {
 		t.Fatal(err)
 	}
 	if f.cat, err = catalog.Open("/data", &catalog.Options{FS: fs, Now: f.clk.Now}); err != nil {

@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"strconv"
+
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/segment"
+)
+
+// reader abstracts reading physical columns of a segment block or a head.
+type colReader interface {
+	// read fills dst with column c over [a, z) (rows nil) or the listed
+	// rows (compacted).
+	read(c colRef, a, z int, rows []int32, dst *vec.Vector) error
+}
+
+// blockReader reads the columns of one block of a segment. once reads
+// without adding pages to the page cache (a scan of much data, whose pages
+// would push out those interactive queries read again); reuse reads into
+// vectors that are the reader's own scratch (a predicate's column, never
+// handed on), reusing the buffer their strings are copied into.
+type blockReader struct {
+	r     *segment.Reader
+	b     int
+	once  bool
+	reuse bool
+}
+
+func (br *blockReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
+	return br.r.Read(br.b, c.idx, a, z, rows, dst, segment.ReadOptions{Once: br.once, Reuse: br.reuse})
+}
+
+// scratchReader returns cr reading into scratch vectors (see blockReader).
+func scratchReader(cr colReader) colReader {
+	if br, ok := cr.(*blockReader); ok && !br.reuse {
+		c := *br
+		c.reuse = true
+		return &c
+	}
+	return cr
+}
+
+// handedOnReader returns cr reading into vectors that may be kept.
+func handedOnReader(cr colReader) colReader {
+	if br, ok := cr.(*blockReader); ok && br.reuse {
+		c := *br
+		c.reuse = false
+		return &c
+	}
+	return cr
+}
+
+type headReader struct{ hv *headView }
+
+func (hr headReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
+	hr.hv.readCol(c.idx, dst, a, z, rows)
+	return nil
+}
+
+// readLogical reads a field as type t from its physical columns, widening
+// values of other types (see Snapshot.Schema), over [a, z) or rows.
+func readLogical(cr colReader, cols []colRef, t vec.Type, a, z int, rows []int32, dst *vec.Vector) error {
+	n := z - a
+	if rows != nil {
+		n = len(rows)
+	}
+	if len(cols) == 1 && (segment.VecType(cols[0].typ) == t || t == vec.RowRef || t == vec.List) {
+		return cr.read(cols[0], a, z, rows, dst)
+	}
+	// The values converted below keep pointing into what each column
+	// read: those reads must not reuse a buffer.
+	cr = handedOnReader(cr)
+	out := &vec.Vector{Type: t, Len: n, Nulls: vec.NewBitset(n)}
+	for i := 0; i < n; i++ {
+		out.Nulls.Set(i)
+	}
+	switch t {
+	case vec.Bool:
+		out.Bools = make([]bool, n)
+	case vec.Float64:
+		out.Floats = make([]float64, n)
+	case vec.String, vec.JSON:
+		out.Strs = make([]string, n)
+	default:
+		out.Ints = make([]int64, n)
+	}
+	var tmp vec.Vector
+	for _, c := range cols {
+		if err := cr.read(c, a, z, rows, &tmp); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			if tmp.IsNull(i) || !out.Nulls.Get(i) {
+				continue
+			}
+			if convertValue(&tmp, i, c.typ, out, t) {
+				out.Nulls.Clear(i)
+			}
+		}
+	}
+	if !out.Nulls.Any() {
+		out.Nulls = nil
+	}
+	*dst = *out
+	return nil
+}
+
+// convertValue widens row i of src (physical type ct) into dst as t.
+func convertValue(src *vec.Vector, i int, ct segment.ColType, dst *vec.Vector, t vec.Type) bool {
+	switch t {
+	case vec.String, vec.JSON:
+		switch ct {
+		case segment.TypeString:
+			dst.Strs[i] = src.StringAt(i)
+		case segment.TypeInt64, segment.TypeTimestamp:
+			dst.Strs[i] = strconv.FormatInt(src.Ints[i], 10)
+		case segment.TypeFloat64:
+			dst.Strs[i] = strconv.FormatFloat(src.Floats[i], 'g', -1, 64)
+		case segment.TypeBool:
+			dst.Strs[i] = strconv.FormatBool(src.Bools[i])
+		default:
+			return false
+		}
+	case vec.Float64:
+		switch ct {
+		case segment.TypeFloat64:
+			dst.Floats[i] = src.Floats[i]
+		case segment.TypeInt64:
+			dst.Floats[i] = float64(src.Ints[i])
+		default:
+			return false
+		}
+	case vec.Int64, vec.Timestamp:
+		switch ct {
+		case segment.TypeInt64, segment.TypeTimestamp:
+			dst.Ints[i] = src.Ints[i]
+		default:
+			return false
+		}
+	case vec.Bool:
+		if ct != segment.TypeBool {
+			return false
+		}
+		dst.Bools[i] = src.Bools[i]
+	default:
+		return false
+	}
+	return true
+}

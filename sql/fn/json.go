@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sediment/sediment/internal/predicate"
 	"github.com/sediment/sediment/internal/vec"
 )
 
@@ -979,10 +980,10 @@ func jsonContainsFold(s, needle, scope string) bool {
 		case '"':
 			e, _, ok := scanString(s, i)
 			if !ok {
-				return containsFold(s, needle)
+				return predicate.ContainsFold(s, needle)
 			}
 			if (expectKey && keys) || (!expectKey && values) {
-				if u, ok := unquoteJSON(s[i:e]); ok && containsFold(u, needle) {
+				if u, ok := unquoteJSON(s[i:e]); ok && predicate.ContainsFold(u, needle) {
 					return true
 				}
 			}
@@ -993,7 +994,7 @@ func jsonContainsFold(s, needle, scope string) bool {
 			if !ok || e <= i {
 				continue
 			}
-			if values && containsFold(s[i:e], needle) {
+			if values && predicate.ContainsFold(s[i:e], needle) {
 				return true
 			}
 			i = e - 1

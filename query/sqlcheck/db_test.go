@@ -144,7 +144,11 @@ func openDB(t testing.TB) *testDB {
 	t.Helper()
 	// Heads in chunks of 64 rows: each head has sealed chunks and a tail.
 	eng, err := engine.Open("/db", &engine.Options{FS: vfs.NewMemFS(), DisableBackground: true, BlockRows: blockRows, PageBytes: 512,
-		HeadChunkRows: 64, CompactionMinInputs: 2})
+		HeadChunkRows: 64, CompactionMinInputs: 2,
+		// A shard with a sort key merges small segments (under a quarter
+		// of SegmentMaxRows) once together they make that quarter: each of
+		// the two flushed parts is under it, both together over it.
+		SegmentMaxRows: 4 * (eventsPerPart * 3 / 2)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,3 +105,47 @@ func HoldsOrder(op Op, c int) bool {
 	}
 	return c >= 0
 }
+
+// AppendMatches appends to out the index of every x of xs for which
+// x op c holds: a column compared with a constant, one loop per operator.
+func AppendMatches[T cmp.Ordered](out []int32, op Op, xs []T, c T) []int32 {
+	switch op {
+	case Eq:
+		for i, x := range xs {
+			if x == c {
+				out = append(out, int32(i))
+			}
+		}
+	case Ne:
+		for i, x := range xs {
+			if x != c {
+				out = append(out, int32(i))
+			}
+		}
+	case Lt:
+		for i, x := range xs {
+			if x < c {
+				out = append(out, int32(i))
+			}
+		}
+	case Le:
+		for i, x := range xs {
+			if x <= c {
+				out = append(out, int32(i))
+			}
+		}
+	case Gt:
+		for i, x := range xs {
+			if x > c {
+				out = append(out, int32(i))
+			}
+		}
+	case Ge:
+		for i, x := range xs {
+			if x >= c {
+				out = append(out, int32(i))
+			}
+		}
+	}
+	return out
+}

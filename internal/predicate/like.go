@@ -16,6 +16,7 @@ type Like struct {
 	shape likeShape
 	lit   string // the literal of the plain shapes
 	toks  []likeTok
+	need  string // the general shape's longest literal, which a match contains
 }
 
 type likeShape uint8
@@ -92,6 +93,9 @@ func CompileLike(pattern string) (*Like, error) {
 			l.shape, l.lit = likeContains, toks[1].lit
 		}
 	}
+	if l.shape == likeGeneral {
+		l.need, _ = l.Required()
+	}
 	return l, nil
 }
 
@@ -120,6 +124,9 @@ func (l *Like) Match(s string) bool {
 		return strings.Contains(s, l.lit)
 	case likeAny:
 		return true
+	}
+	if l.need != "" && !strings.Contains(s, l.need) {
+		return false
 	}
 	return likeMatch(l.toks, s)
 }

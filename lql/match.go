@@ -19,22 +19,24 @@
 //     a string compare as text (the string column rule of
 //     docs/compat/logflare.md §9.4). Timestamp and datetime operands on
 //     nested fields compare with ISO-8601 strings.
-//   - Regular expressions are RE2 (Go's regexp), compiled once; a pattern
-//     that is a plain literal runs as a substring search.
+//   - Comparisons, ranges and regular expressions are internal/predicate's,
+//     as the SQL evaluator's and pushed-down filters' are: NaN compares
+//     with nothing, regexes are RE2 (Go's regexp) compiled once, and
+//     patterns that are or contain plain literals run as substring searches.
 //
 // Chart, select and from rules do not filter and are ignored.
 
 package lql
 
 import (
+	"cmp"
 	"fmt"
-	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/internal/predicate"
 )
 
 // Matcher is a compiled LQL filter. It is immutable and safe for
@@ -70,8 +72,7 @@ type clause struct {
 	nullTest bool
 	val      operand
 	vals     []operand
-	re       *regexp.Regexp
-	literal  bool // re is a plain literal: use strings.Contains(val.s)
+	re       *predicate.Regex
 }
 
 // operand is a filter value prepared for comparison.
@@ -166,14 +167,11 @@ func compileClause(f *Filter) (clause, error) {
 		}
 		c.val = newOperand(f.Value)
 		if f.Op != OpContains {
-			re, err := regexp.Compile(f.Value.Str)
+			re, err := predicate.CompileRegex(f.Value.Str)
 			if err != nil {
 				return c, err
 			}
 			c.re = re
-			if lit, complete := re.LiteralPrefix(); complete {
-				c.literal, c.val.s = true, lit
-			}
 		}
 	default:
 		return c, fmt.Errorf("unknown operator %s", f.Op)
@@ -304,7 +302,7 @@ func (c *clause) test(v *event.Value) bool {
 	case OpRange:
 		lo, ok1 := compare(v, &c.vals[0])
 		hi, ok2 := compare(v, &c.vals[1])
-		return ok1 && ok2 && lo >= 0 && hi <= 0
+		return ok1 && ok2 && predicate.HoldsOrder(predicate.Ge, lo) && predicate.HoldsOrder(predicate.Le, hi)
 	case OpIn:
 		for i := range c.vals {
 			if r, ok := compare(v, &c.vals[i]); ok && r == 0 {
@@ -340,12 +338,7 @@ func (c *clause) test(v *event.Value) bool {
 	return false
 }
 
-func (c *clause) matchString(s string) bool {
-	if c.literal {
-		return strings.Contains(s, c.val.s)
-	}
-	return c.re.MatchString(s)
-}
+func (c *clause) matchString(s string) bool { return c.re.Match(s) }
 
 func (c *clause) testTimestamp(us int64) bool {
 	switch c.op {
@@ -355,7 +348,7 @@ func (c *clause) testTimestamp(us int64) bool {
 	case OpRange:
 		lo, ok1 := compareMicros(us, &c.vals[0])
 		hi, ok2 := compareMicros(us, &c.vals[1])
-		return ok1 && ok2 && lo >= 0 && hi <= 0
+		return ok1 && ok2 && predicate.HoldsOrder(predicate.Ge, lo) && predicate.HoldsOrder(predicate.Le, hi)
 	case OpIn:
 		for i := range c.vals {
 			if r, ok := compareMicros(us, &c.vals[i]); ok && r == 0 {
@@ -377,21 +370,22 @@ func compareMicros(us int64, o *operand) (int, bool) {
 func holds(op Op, r int) bool {
 	switch op {
 	case OpEq:
-		return r == 0
+		return predicate.HoldsOrder(predicate.Eq, r)
 	case OpGt:
-		return r > 0
+		return predicate.HoldsOrder(predicate.Gt, r)
 	case OpGte:
-		return r >= 0
+		return predicate.HoldsOrder(predicate.Ge, r)
 	case OpLt:
-		return r < 0
+		return predicate.HoldsOrder(predicate.Lt, r)
 	case OpLte:
-		return r <= 0
+		return predicate.HoldsOrder(predicate.Le, r)
 	}
 	return false
 }
 
-// compare orders an event value against an operand: -1, 0, +1; ok is false
-// when the two cannot be compared (a record against a number, say).
+// compare orders an event value against an operand: -1, 0, +1, or
+// predicate.Unordered for a NaN; ok is false when the two cannot be
+// compared (a record against a number, say).
 func compare(v *event.Value, o *operand) (int, bool) {
 	switch o.kind {
 	case KindInt:
@@ -399,16 +393,16 @@ func compare(v *event.Value, o *operand) (int, bool) {
 		case event.Int:
 			return cmpInt(v.Int(), o.i), true
 		case event.Float:
-			return cmpFloat(v.Float(), float64(o.i))
+			return predicate.CompareFloat(v.Float(), float64(o.i)), true
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
 		}
 	case KindFloat:
 		switch v.Kind {
 		case event.Int:
-			return cmpFloat(float64(v.Int()), o.f)
+			return predicate.CompareFloat(float64(v.Int()), o.f), true
 		case event.Float:
-			return cmpFloat(v.Float(), o.f)
+			return predicate.CompareFloat(v.Float(), o.f), true
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
 		}
@@ -454,28 +448,7 @@ func parseTime(s string) (int64, bool) {
 	return 0, false
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) (int, bool) {
-	if math.IsNaN(a) || math.IsNaN(b) {
-		return 0, false
-	}
-	switch {
-	case a < b:
-		return -1, true
-	case a > b:
-		return 1, true
-	}
-	return 0, true
-}
+func cmpInt(a, b int64) int { return cmp.Compare(a, b) }
 
 // compareText is strings.Compare for a byte slice, without converting it.
 func compareText(b []byte, s string) int {

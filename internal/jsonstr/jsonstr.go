@@ -1,6 +1,8 @@
-// Package jsonstr writes strings as JSON string literals: the one escaper
-// that event encoding, query results, record materialisation, SQL's JSON
-// functions and error bodies share.
+// Package jsonstr writes JSON values: strings as JSON string literals (the
+// one escaper that event encoding, query results, record materialisation,
+// SQL's JSON functions and error bodies share) and floats, in the form
+// query results carry (AppendFloat) and the form event JSON keeps
+// (AppendTypedFloat).
 package jsonstr
 
 import "unicode/utf8"

@@ -1149,14 +1149,11 @@ func appendJSONValue(b []byte, v *vec.Vector, i int, refs map[int64]string) []by
 	case vec.Int64:
 		return strconv.AppendInt(b, v.IntAt(i), 10)
 	case vec.Float64:
+		// The digits are CAST's (15, else 17 significant), as BigQuery's
+		// TO_JSON_STRING writes them; NaN and infinities as results do.
 		f := v.FloatAt(i)
-		switch {
-		case math.IsNaN(f):
-			return append(b, `"NaN"`...)
-		case math.IsInf(f, 1):
-			return append(b, `"Infinity"`...)
-		case math.IsInf(f, -1):
-			return append(b, `"-Infinity"`...)
+		if out, ok := jsonstr.AppendNonFinite(b, f); ok {
+			return out
 		}
 		return append(b, formatFloat(f)...)
 	case vec.String:

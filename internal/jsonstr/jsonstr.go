@@ -2,7 +2,8 @@
 // one escaper that event encoding, query results, record materialisation,
 // SQL's JSON functions and error bodies share) and floats, in the form
 // query results carry (AppendFloat) and the form event JSON keeps
-// (AppendTypedFloat).
+// (AppendTypedFloat); and it decodes JSON escape sequences (AppendEscaped)
+// for the event parser and SQL's JSON functions alike.
 package jsonstr
 
 import "unicode/utf8"

@@ -296,20 +296,8 @@ func (c *clause) eval(v *event.Value) bool {
 // test is the positive clause on a non-NULL value.
 func (c *clause) test(v *event.Value) bool {
 	switch c.op {
-	case OpEq, OpGt, OpGte, OpLt, OpLte:
-		r, ok := compare(v, &c.val)
-		return ok && holds(c.op, r)
-	case OpRange:
-		lo, ok1 := compare(v, &c.vals[0])
-		hi, ok2 := compare(v, &c.vals[1])
-		return ok1 && ok2 && predicate.HoldsOrder(predicate.Ge, lo) && predicate.HoldsOrder(predicate.Le, hi)
-	case OpIn:
-		for i := range c.vals {
-			if r, ok := compare(v, &c.vals[i]); ok && r == 0 {
-				return true
-			}
-		}
-		return false
+	case OpEq, OpGt, OpGte, OpLt, OpLte, OpRange, OpIn:
+		return c.ordered(func(o *operand) (int, bool) { return compare(v, o) })
 	case OpContains:
 		return v.Kind == event.String && strings.Contains(v.Str, c.val.s)
 	case OpRegex:
@@ -341,17 +329,23 @@ func (c *clause) test(v *event.Value) bool {
 func (c *clause) matchString(s string) bool { return c.re.Match(s) }
 
 func (c *clause) testTimestamp(us int64) bool {
+	return c.ordered(func(o *operand) (int, bool) { return compareMicros(us, o) })
+}
+
+// ordered applies the clause's ordering operators (comparisons, ranges,
+// IN; false for the others), cmp ordering the value against an operand.
+func (c *clause) ordered(cmp func(o *operand) (int, bool)) bool {
 	switch c.op {
 	case OpEq, OpGt, OpGte, OpLt, OpLte:
-		r, ok := compareMicros(us, &c.val)
+		r, ok := cmp(&c.val)
 		return ok && holds(c.op, r)
 	case OpRange:
-		lo, ok1 := compareMicros(us, &c.vals[0])
-		hi, ok2 := compareMicros(us, &c.vals[1])
+		lo, ok1 := cmp(&c.vals[0])
+		hi, ok2 := cmp(&c.vals[1])
 		return ok1 && ok2 && predicate.HoldsOrder(predicate.Ge, lo) && predicate.HoldsOrder(predicate.Le, hi)
 	case OpIn:
 		for i := range c.vals {
-			if r, ok := compareMicros(us, &c.vals[i]); ok && r == 0 {
+			if r, ok := cmp(&c.vals[i]); ok && r == 0 {
 				return true
 			}
 		}

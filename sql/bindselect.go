@@ -44,11 +44,35 @@ func hasAggregate(e parser.Expr) bool {
 	return found
 }
 
+// bindSelect binds one SELECT with the ORDER BY, LIMIT and OFFSET of its
+// query: FROM and WHERE, then the list and the clauses after it, with or
+// without aggregation.
 func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, limit, offset parser.Expr, outer *scope) (Node, error) {
 	sc := &scope{outer: outer}
-	var n Node
 	saved := b.fromRoot
 	defer func() { b.fromRoot = saved }()
+	n, err := b.bindFromWhere(sel, sc)
+	if err != nil {
+		return nil, err
+	}
+	sc.aliases = map[string]parser.Expr{}
+	for _, it := range sel.Items {
+		if it.Alias != nil {
+			sc.aliases[strings.ToLower(it.Alias.Name)] = it.Expr
+		}
+	}
+	// Window calls of the SELECT list, QUALIFY and ORDER BY.
+	wc := &winCtx{}
+	if isAggregateSelect(sel, orderBy) {
+		return b.bindAggregateSelect(sel, sc, wc, n, orderBy, limit, offset)
+	}
+	return b.bindPlainSelect(sel, sc, wc, n, orderBy, limit, offset)
+}
+
+// bindFromWhere binds a SELECT's FROM (none: one row of no columns) and
+// WHERE, and sets b.fromRoot to the node whose rows the rest reads.
+func (b *binder) bindFromWhere(sel *parser.Select, sc *scope) (Node, error) {
+	var n Node
 	b.fromRoot = nil
 	if sel.From != nil {
 		var err error
@@ -76,12 +100,12 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, lim
 		n = &FilterNode{In: n, Cond: cond}
 		b.fromRoot = n
 	}
-	sc.aliases = map[string]parser.Expr{}
-	for _, it := range sel.Items {
-		if it.Alias != nil {
-			sc.aliases[strings.ToLower(it.Alias.Name)] = it.Expr
-		}
-	}
+	return n, nil
+}
+
+// isAggregateSelect reports whether a SELECT aggregates: it has GROUP BY
+// or HAVING, or an aggregate call in its list, ORDER BY or QUALIFY.
+func isAggregateSelect(sel *parser.Select, orderBy []*parser.OrderItem) bool {
 	aggregate := len(sel.GroupBy) > 0 || sel.Having != nil
 	for _, it := range sel.Items {
 		aggregate = aggregate || hasAggregate(it.Expr)
@@ -92,77 +116,12 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, lim
 	if sel.Qualify != nil {
 		aggregate = aggregate || hasAggregate(sel.Qualify)
 	}
-	// Window calls of the SELECT list, QUALIFY and ORDER BY.
-	wc := &winCtx{}
-	exprScope := sc
-	if aggregate {
-		ac := &aggCtx{base: sc}
-		sc.clause = "GROUP BY"
-		for _, g := range sel.GroupBy {
-			ge, err := b.groupExpr(g, sel, sc)
-			if err != nil {
-				return nil, err
-			}
-			dup := false
-			for _, k := range ac.keys {
-				if exprEqual(k, ge) {
-					dup = true
-				}
-			}
-			if dup {
-				continue
-			}
-			if ge.Type().V == vec.RowRef || ge.Type().V == vec.List {
-				return nil, errAt(g.Pos(), "Grouping by expressions of type %s is not allowed", ge.Type())
-			}
-			ac.keys = append(ac.keys, ge)
-			ac.kcols = append(ac.kcols, b.newCol(exprName(g), ge.Type()))
-		}
-		exprScope = &scope{vars: sc.vars, agg: ac, aliases: sc.aliases, outer: outer, win: wc}
-		// Bind everything that reads aggregates first, so the aggregate
-		// node knows all of them.
-		items := make([]Expr, len(sel.Items))
-		for i, it := range sel.Items {
-			e, err := b.bindExpr(it.Expr, exprScope)
-			if err != nil {
-				return nil, err
-			}
-			items[i] = e
-		}
-		var having Expr
-		if sel.Having != nil {
-			hsc := *exprScope
-			hsc.clause, hsc.win = "HAVING", nil
-			h, err := b.bindBoolExpr(sel.Having, &hsc)
-			if err != nil {
-				return nil, err
-			}
-			having = h
-		}
-		qualify, err := b.bindQualify(sel, exprScope, wc)
-		if err != nil {
-			return nil, err
-		}
-		okeys, err := b.bindOrderKeys(orderBy, sel, items, exprScope)
-		if err != nil {
-			return nil, err
-		}
-		an := &AggregateNode{In: n, Keys: ac.keys}
-		an.Out = append(an.Out, ac.kcols...)
-		for _, a := range ac.aggs {
-			an.Aggs = append(an.Aggs, a)
-			an.Out = append(an.Out, a.Out)
-		}
-		n = an
-		if having != nil {
-			n = &FilterNode{In: n, Cond: having}
-		}
-		n = wc.windowNode(n)
-		if qualify != nil {
-			n = &FilterNode{In: n, Cond: qualify}
-		}
-		return b.finishSelect(sel, n, items, okeys, limit, offset)
-	}
+	return aggregate
+}
+
+// bindPlainSelect binds the list, QUALIFY and ORDER BY of a SELECT that
+// does not aggregate, over n.
+func (b *binder) bindPlainSelect(sel *parser.Select, sc *scope, wc *winCtx, n Node, orderBy []*parser.OrderItem, limit, offset parser.Expr) (Node, error) {
 	sc.win = wc
 	items := make([]Expr, len(sel.Items))
 	for i, it := range sel.Items {
@@ -186,6 +145,87 @@ func (b *binder) bindSelect(sel *parser.Select, orderBy []*parser.OrderItem, lim
 		n = &FilterNode{In: n, Cond: qualify}
 	}
 	return b.finishSelect(sel, n, items, okeys, limit, offset)
+}
+
+// bindAggregateSelect binds an aggregating SELECT over n: the group keys,
+// then everything that reads aggregates (list, HAVING, QUALIFY, ORDER BY),
+// so that the aggregate node knows all of them, then the nodes: aggregate,
+// HAVING filter, windows, QUALIFY filter.
+func (b *binder) bindAggregateSelect(sel *parser.Select, sc *scope, wc *winCtx, n Node, orderBy []*parser.OrderItem, limit, offset parser.Expr) (Node, error) {
+	ac, err := b.bindGroupKeys(sel, sc)
+	if err != nil {
+		return nil, err
+	}
+	exprScope := &scope{vars: sc.vars, agg: ac, aliases: sc.aliases, outer: sc.outer, win: wc}
+	items := make([]Expr, len(sel.Items))
+	for i, it := range sel.Items {
+		e, err := b.bindExpr(it.Expr, exprScope)
+		if err != nil {
+			return nil, err
+		}
+		items[i] = e
+	}
+	var having Expr
+	if sel.Having != nil {
+		hsc := *exprScope
+		hsc.clause, hsc.win = "HAVING", nil
+		h, err := b.bindBoolExpr(sel.Having, &hsc)
+		if err != nil {
+			return nil, err
+		}
+		having = h
+	}
+	qualify, err := b.bindQualify(sel, exprScope, wc)
+	if err != nil {
+		return nil, err
+	}
+	okeys, err := b.bindOrderKeys(orderBy, sel, items, exprScope)
+	if err != nil {
+		return nil, err
+	}
+	an := &AggregateNode{In: n, Keys: ac.keys}
+	an.Out = append(an.Out, ac.kcols...)
+	for _, a := range ac.aggs {
+		an.Aggs = append(an.Aggs, a)
+		an.Out = append(an.Out, a.Out)
+	}
+	n = an
+	if having != nil {
+		n = &FilterNode{In: n, Cond: having}
+	}
+	n = wc.windowNode(n)
+	if qualify != nil {
+		n = &FilterNode{In: n, Cond: qualify}
+	}
+	return b.finishSelect(sel, n, items, okeys, limit, offset)
+}
+
+// bindGroupKeys binds GROUP BY's distinct keys (no records or arrays) into
+// a new aggregation context over sc.
+func (b *binder) bindGroupKeys(sel *parser.Select, sc *scope) (*aggCtx, error) {
+	ac := &aggCtx{base: sc}
+	sc.clause = "GROUP BY"
+	for _, g := range sel.GroupBy {
+		ge, err := b.groupExpr(g, sel, sc)
+		if err != nil {
+			return nil, err
+		}
+		dup := false
+		for _, k := range ac.keys {
+			if exprEqual(k, ge) {
+				dup = true
+			}
+		}
+		if dup {
+			continue
+		}
+		if ge.Type().V == vec.RowRef || ge.Type().V == vec.List {
+			return nil, errAt(g.Pos(), "Grouping by expressions of type %s is not allowed", ge.Type())
+		}
+		ac.keys = append(ac.keys, ge)
+		ac.kcols = append(ac.kcols, b.newCol(exprName(g), ge.Type()))
+	}
+	return ac, nil
 }
 
 // bindQualify binds the QUALIFY condition, which filters rows after the

@@ -85,37 +85,9 @@ func (b *binder) scanColumn(s *ScanNode, col scan.Column) Column {
 func (b *binder) requireField(n Node, id ColID, path []string, w want) (Expr, error) {
 	switch n := n.(type) {
 	case *ScanNode:
-		i := colIndex(n.cols, id)
-		if i < 0 {
-			return nil, fmt.Errorf("internal: column %d not in scan", id)
-		}
-		c := n.req.Columns[i]
-		switch c.Kind {
-		case scan.Record:
-			return b.requireScanPath(n, c.Path+"."+strings.Join(path, "."), w)
-		case scan.ArrayOf:
-			return nil, fmt.Errorf("Cannot access field %s on a value with type ARRAY<STRUCT>", path[0])
-		}
-		return nil, fmt.Errorf("Cannot access field %s on a value with type %s", path[0], n.cols[i].T)
+		return b.requireScanField(n, id, path, w)
 	case *ProjectNode:
-		for i, c := range n.Out {
-			if c.ID != id {
-				continue
-			}
-			cr, ok := n.Exprs[i].(*ColRef)
-			if !ok {
-				if l, ok := n.Exprs[i].(*Literal); ok && l.D.Null {
-					return nullLit(vec.Unknown), nil
-				}
-				return nil, fmt.Errorf("Cannot access field %s of a computed value", path[0])
-			}
-			e, err := b.requireField(n.In, cr.ID, path, w)
-			if err != nil {
-				return nil, err
-			}
-			return b.passThrough(n, e), nil
-		}
-		return nil, fmt.Errorf("internal: column %d not in projection", id)
+		return b.requireProjectField(n, id, path, w)
 	case *RecordAliasNode:
 		if id == n.Alias.ID {
 			return b.requireField(n.In, n.Src, path, w)
@@ -127,46 +99,7 @@ func (b *binder) requireField(n Node, id ColID, path []string, w want) (Expr, er
 		}
 		return b.requireField(n.In, id, path, w)
 	case *UnionNode:
-		ci := colIndex(n.Out, id)
-		if ci < 0 {
-			return nil, fmt.Errorf("internal: column %d not in union", id)
-		}
-		key := fmt.Sprintf("%d/%d/%s", id, w, strings.Join(path, "."))
-		if fid, ok := n.fields[key]; ok {
-			c := n.Out[colIndex(n.Out, fid)]
-			return &ColRef{ID: c.ID, T: c.T, Name: c.Name}, nil
-		}
-		var t ColType
-		var ids []ColID
-		for i, in := range n.Ins {
-			e, err := b.requireField(in, n.Maps[i][ci], path, w)
-			if err != nil {
-				return nil, err
-			}
-			e, err = b.materializeIn(in, e, i, n)
-			if err != nil {
-				return nil, err
-			}
-			cr := e.(*ColRef)
-			if i == 0 {
-				t = cr.T
-			} else if nt, ok := commonType(t, cr.T); ok {
-				t = nt
-			} else {
-				return nil, fmt.Errorf("Field %s has incompatible types in UNION ALL branches: %s, %s", strings.Join(path, "."), t, cr.T)
-			}
-			ids = append(ids, cr.ID)
-		}
-		nc := b.newCol(path[len(path)-1], t)
-		n.Out = append(n.Out, nc)
-		for i := range n.Ins {
-			n.Maps[i] = append(n.Maps[i], ids[i])
-		}
-		if n.fields == nil {
-			n.fields = map[string]ColID{}
-		}
-		n.fields[key] = nc.ID
-		return &ColRef{ID: nc.ID, T: t, Name: nc.Name}, nil
+		return b.requireUnionField(n, id, path, w)
 	case *AggregateNode:
 		for i, c := range n.Out {
 			if c.ID == id && i < len(n.Keys) {
@@ -187,6 +120,91 @@ func (b *binder) requireField(n Node, id ColID, path []string, w want) (Expr, er
 		}
 	}
 	return nil, fmt.Errorf("internal: column %d not found", id)
+}
+
+// requireScanField makes the scan produce a field of its record column id.
+func (b *binder) requireScanField(n *ScanNode, id ColID, path []string, w want) (Expr, error) {
+	i := colIndex(n.cols, id)
+	if i < 0 {
+		return nil, fmt.Errorf("internal: column %d not in scan", id)
+	}
+	c := n.req.Columns[i]
+	switch c.Kind {
+	case scan.Record:
+		return b.requireScanPath(n, c.Path+"."+strings.Join(path, "."), w)
+	case scan.ArrayOf:
+		return nil, fmt.Errorf("Cannot access field %s on a value with type ARRAY<STRUCT>", path[0])
+	}
+	return nil, fmt.Errorf("Cannot access field %s on a value with type %s", path[0], n.cols[i].T)
+}
+
+// requireProjectField passes a field of a projected column through the
+// projection (a projected NULL has only NULL fields).
+func (b *binder) requireProjectField(n *ProjectNode, id ColID, path []string, w want) (Expr, error) {
+	for i, c := range n.Out {
+		if c.ID != id {
+			continue
+		}
+		cr, ok := n.Exprs[i].(*ColRef)
+		if !ok {
+			if l, ok := n.Exprs[i].(*Literal); ok && l.D.Null {
+				return nullLit(vec.Unknown), nil
+			}
+			return nil, fmt.Errorf("Cannot access field %s of a computed value", path[0])
+		}
+		e, err := b.requireField(n.In, cr.ID, path, w)
+		if err != nil {
+			return nil, err
+		}
+		return b.passThrough(n, e), nil
+	}
+	return nil, fmt.Errorf("internal: column %d not in projection", id)
+}
+
+// requireUnionField makes every branch of a UNION ALL produce the field
+// (NULL where a branch never had it) and the union a column of their common
+// type, once per column, path and want.
+func (b *binder) requireUnionField(n *UnionNode, id ColID, path []string, w want) (Expr, error) {
+	ci := colIndex(n.Out, id)
+	if ci < 0 {
+		return nil, fmt.Errorf("internal: column %d not in union", id)
+	}
+	key := fmt.Sprintf("%d/%d/%s", id, w, strings.Join(path, "."))
+	if fid, ok := n.fields[key]; ok {
+		c := n.Out[colIndex(n.Out, fid)]
+		return &ColRef{ID: c.ID, T: c.T, Name: c.Name}, nil
+	}
+	var t ColType
+	var ids []ColID
+	for i, in := range n.Ins {
+		e, err := b.requireField(in, n.Maps[i][ci], path, w)
+		if err != nil {
+			return nil, err
+		}
+		e, err = b.materializeIn(in, e, i, n)
+		if err != nil {
+			return nil, err
+		}
+		cr := e.(*ColRef)
+		if i == 0 {
+			t = cr.T
+		} else if nt, ok := commonType(t, cr.T); ok {
+			t = nt
+		} else {
+			return nil, fmt.Errorf("Field %s has incompatible types in UNION ALL branches: %s, %s", strings.Join(path, "."), t, cr.T)
+		}
+		ids = append(ids, cr.ID)
+	}
+	nc := b.newCol(path[len(path)-1], t)
+	n.Out = append(n.Out, nc)
+	for i := range n.Ins {
+		n.Maps[i] = append(n.Maps[i], ids[i])
+	}
+	if n.fields == nil {
+		n.fields = map[string]ColID{}
+	}
+	n.fields[key] = nc.ID
+	return &ColRef{ID: nc.ID, T: t, Name: nc.Name}, nil
 }
 
 // materializeIn makes a union branch expression a column of the branch

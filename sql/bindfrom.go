@@ -240,28 +240,7 @@ func (b *binder) bindFromItem(t parser.TableExpr, sc *scope, left Node) (Node, e
 
 func (b *binder) bindJoinBound(j *parser.Join, sc *scope, l Node) (Node, error) {
 	if u, ok := j.Right.(*parser.UnnestTable); ok {
-		outer := j.Kind == parser.JoinLeft
-		if j.On != nil {
-			if bl, ok := j.On.(*parser.BoolLit); !ok || !bl.Value {
-				if outer {
-					return nil, errAt(j.At, "LEFT JOIN UNNEST supports only ON TRUE")
-				}
-				n, err := b.bindUnnest(u, sc, l, false)
-				if err != nil {
-					return nil, err
-				}
-				b.fromRoot = n
-				cond, err := b.bindBoolExpr(j.On, sc)
-				if err != nil {
-					return nil, err
-				}
-				return &FilterNode{In: n, Cond: cond}, nil
-			}
-		}
-		if j.Kind == parser.JoinRight || j.Kind == parser.JoinFull {
-			return nil, errAt(j.At, "%s UNNEST is not supported", j.Kind)
-		}
-		return b.bindUnnest(u, sc, l, outer)
+		return b.bindJoinUnnest(j, u, sc, l)
 	}
 	rs := &scope{}
 	saved := b.fromRoot
@@ -285,25 +264,12 @@ func (b *binder) bindJoinBound(j *parser.Join, sc *scope, l Node) (Node, error) 
 	}
 	b.fromRoot = jn
 	if len(j.Using) > 0 {
-		var conds []Expr
 		ls := &scope{vars: sc.vars[:len(sc.vars)-len(rs.vars)]}
-		for _, u := range j.Using {
-			ref := &parser.ColumnRef{At: u.At, Parts: []parser.Ident{u}}
-			le, err := b.resolveIn(ref, ls, wantValue)
-			if err != nil {
-				return nil, err
-			}
-			re, err := b.resolveIn(ref, rs, wantValue)
-			if err != nil {
-				return nil, err
-			}
-			eq, err := b.call("=", []Expr{le, re}, u.At, false)
-			if err != nil {
-				return nil, err
-			}
-			conds = append(conds, eq)
+		cond, err := b.bindUsing(j.Using, ls, rs)
+		if err != nil {
+			return nil, err
 		}
-		jn.Cond = andOf(conds)
+		jn.Cond = cond
 	} else if j.On != nil {
 		cond, err := b.bindBoolExpr(j.On, sc)
 		if err != nil {
@@ -318,6 +284,56 @@ func (b *binder) bindJoinBound(j *parser.Join, sc *scope, l Node) (Node, error) 
 		jn.Cond = nil
 	}
 	return jn, nil
+}
+
+// bindJoinUnnest binds [INNER|LEFT|CROSS] JOIN UNNEST(…): an inner join's
+// ON condition filters the unnested rows; a LEFT JOIN takes only ON TRUE.
+func (b *binder) bindJoinUnnest(j *parser.Join, u *parser.UnnestTable, sc *scope, l Node) (Node, error) {
+	outer := j.Kind == parser.JoinLeft
+	if j.On != nil {
+		if bl, ok := j.On.(*parser.BoolLit); !ok || !bl.Value {
+			if outer {
+				return nil, errAt(j.At, "LEFT JOIN UNNEST supports only ON TRUE")
+			}
+			n, err := b.bindUnnest(u, sc, l, false)
+			if err != nil {
+				return nil, err
+			}
+			b.fromRoot = n
+			cond, err := b.bindBoolExpr(j.On, sc)
+			if err != nil {
+				return nil, err
+			}
+			return &FilterNode{In: n, Cond: cond}, nil
+		}
+	}
+	if j.Kind == parser.JoinRight || j.Kind == parser.JoinFull {
+		return nil, errAt(j.At, "%s UNNEST is not supported", j.Kind)
+	}
+	return b.bindUnnest(u, sc, l, outer)
+}
+
+// bindUsing binds JOIN … USING (a, b): left.a = right.a AND left.b = right.b,
+// each name resolved in the left scope ls and the right scope rs.
+func (b *binder) bindUsing(using []parser.Ident, ls, rs *scope) (Expr, error) {
+	var conds []Expr
+	for _, u := range using {
+		ref := &parser.ColumnRef{At: u.At, Parts: []parser.Ident{u}}
+		le, err := b.resolveIn(ref, ls, wantValue)
+		if err != nil {
+			return nil, err
+		}
+		re, err := b.resolveIn(ref, rs, wantValue)
+		if err != nil {
+			return nil, err
+		}
+		eq, err := b.call("=", []Expr{le, re}, u.At, false)
+		if err != nil {
+			return nil, err
+		}
+		conds = append(conds, eq)
+	}
+	return andOf(conds), nil
 }
 
 // bindFromGroup binds an independent FROM subtree (the right side of a

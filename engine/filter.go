@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"strings"
 	"unsafe"
 
@@ -148,7 +147,7 @@ func cmpOK(op scan.Op, c int) bool {
 	return predicate.HoldsOrder(cmpOps[op], c)
 }
 
-func cmpInt(a, b int64) int { return cmp.Compare(a, b) }
+func cmpInt(a, b int64) int { return predicate.CompareInt(a, b) }
 
 // eval returns the rows of sel (nil = every row of v) for which the
 // predicate is TRUE. v is read as p.Type.

@@ -29,7 +29,6 @@
 package lql
 
 import (
-	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -68,6 +67,7 @@ type clause struct {
 	name     string // member name of the leaf
 	src      source
 	op       Op
+	ord      predicate.Op // op as a comparison (OpEq … OpLte)
 	negate   bool
 	nullTest bool
 	val      operand
@@ -142,7 +142,7 @@ func Compile(q *Query) (*Matcher, error) {
 }
 
 func compileClause(f *Filter) (clause, error) {
-	c := clause{op: f.Op, negate: f.Negate, nullTest: f.IsNullTest()}
+	c := clause{op: f.Op, ord: ordOps[f.Op], negate: f.Negate, nullTest: f.IsNullTest()}
 	switch f.Op {
 	case OpEq, OpGt, OpGte, OpLt, OpLte, OpArrayContains:
 		if f.Value.Kind == KindNull && f.Op != OpEq {
@@ -178,6 +178,9 @@ func compileClause(f *Filter) (clause, error) {
 	}
 	return c, nil
 }
+
+// ordOps are the comparison operators as internal/predicate's.
+var ordOps = map[Op]predicate.Op{OpEq: predicate.Eq, OpGt: predicate.Gt, OpGte: predicate.Ge, OpLt: predicate.Lt, OpLte: predicate.Le}
 
 func newOperand(v Value) operand {
 	o := operand{kind: v.Kind, i: v.Int, f: v.Float, b: v.Bool, s: v.Str}
@@ -296,8 +299,20 @@ func (c *clause) eval(v *event.Value) bool {
 // test is the positive clause on a non-NULL value.
 func (c *clause) test(v *event.Value) bool {
 	switch c.op {
-	case OpEq, OpGt, OpGte, OpLt, OpLte, OpRange, OpIn:
-		return c.ordered(func(o *operand) (int, bool) { return compare(v, o) })
+	case OpEq, OpGt, OpGte, OpLt, OpLte:
+		r, ok := compare(v, &c.val)
+		return ok && predicate.HoldsOrder(c.ord, r)
+	case OpRange:
+		lo, ok1 := compare(v, &c.vals[0])
+		hi, ok2 := compare(v, &c.vals[1])
+		return ok1 && ok2 && predicate.HoldsOrder(predicate.Ge, lo) && predicate.HoldsOrder(predicate.Le, hi)
+	case OpIn:
+		for i := range c.vals {
+			if r, ok := compare(v, &c.vals[i]); ok && r == 0 {
+				return true
+			}
+		}
+		return false
 	case OpContains:
 		return v.Kind == event.String && strings.Contains(v.Str, c.val.s)
 	case OpRegex:
@@ -329,23 +344,17 @@ func (c *clause) test(v *event.Value) bool {
 func (c *clause) matchString(s string) bool { return c.re.Match(s) }
 
 func (c *clause) testTimestamp(us int64) bool {
-	return c.ordered(func(o *operand) (int, bool) { return compareMicros(us, o) })
-}
-
-// ordered applies the clause's ordering operators (comparisons, ranges,
-// IN; false for the others), cmp ordering the value against an operand.
-func (c *clause) ordered(cmp func(o *operand) (int, bool)) bool {
 	switch c.op {
 	case OpEq, OpGt, OpGte, OpLt, OpLte:
-		r, ok := cmp(&c.val)
-		return ok && holds(c.op, r)
+		r, ok := compareMicros(us, &c.val)
+		return ok && predicate.HoldsOrder(c.ord, r)
 	case OpRange:
-		lo, ok1 := cmp(&c.vals[0])
-		hi, ok2 := cmp(&c.vals[1])
+		lo, ok1 := compareMicros(us, &c.vals[0])
+		hi, ok2 := compareMicros(us, &c.vals[1])
 		return ok1 && ok2 && predicate.HoldsOrder(predicate.Ge, lo) && predicate.HoldsOrder(predicate.Le, hi)
 	case OpIn:
 		for i := range c.vals {
-			if r, ok := cmp(&c.vals[i]); ok && r == 0 {
+			if r, ok := compareMicros(us, &c.vals[i]); ok && r == 0 {
 				return true
 			}
 		}
@@ -357,24 +366,7 @@ func compareMicros(us int64, o *operand) (int, bool) {
 	if o.kind != KindTimestamp && o.kind != KindInt {
 		return 0, false
 	}
-	return cmpInt(us, o.i), true
-}
-
-// holds turns a three-way comparison into the operator's answer.
-func holds(op Op, r int) bool {
-	switch op {
-	case OpEq:
-		return predicate.HoldsOrder(predicate.Eq, r)
-	case OpGt:
-		return predicate.HoldsOrder(predicate.Gt, r)
-	case OpGte:
-		return predicate.HoldsOrder(predicate.Ge, r)
-	case OpLt:
-		return predicate.HoldsOrder(predicate.Lt, r)
-	case OpLte:
-		return predicate.HoldsOrder(predicate.Le, r)
-	}
-	return false
+	return predicate.CompareInt(us, o.i), true
 }
 
 // compare orders an event value against an operand: -1, 0, +1, or
@@ -385,7 +377,7 @@ func compare(v *event.Value, o *operand) (int, bool) {
 	case KindInt:
 		switch v.Kind {
 		case event.Int:
-			return cmpInt(v.Int(), o.i), true
+			return predicate.CompareInt(v.Int(), o.i), true
 		case event.Float:
 			return predicate.CompareFloat(v.Float(), float64(o.i)), true
 		case event.String:
@@ -416,14 +408,14 @@ func compare(v *event.Value, o *operand) (int, bool) {
 	case KindBool:
 		switch v.Kind {
 		case event.Bool:
-			return cmpInt(int64(b2i(v.Bool())), int64(b2i(o.b))), true
+			return predicate.CompareInt(int64(b2i(v.Bool())), int64(b2i(o.b))), true
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
 		}
 	case KindTimestamp, KindDatetime:
 		if v.Kind == event.String {
 			if us, ok := parseTime(v.Str); ok {
-				return cmpInt(us, o.i), true
+				return predicate.CompareInt(us, o.i), true
 			}
 		}
 	}
@@ -442,8 +434,6 @@ func parseTime(s string) (int64, bool) {
 	return 0, false
 }
 
-func cmpInt(a, b int64) int { return cmp.Compare(a, b) }
-
 // compareText is strings.Compare for a byte slice, without converting it.
 func compareText(b []byte, s string) int {
 	n := min(len(b), len(s))
@@ -455,7 +445,7 @@ func compareText(b []byte, s string) int {
 			return 1
 		}
 	}
-	return cmpInt(int64(len(b)), int64(len(s)))
+	return predicate.CompareInt(int64(len(b)), int64(len(s)))
 }
 
 func b2i(b bool) int {

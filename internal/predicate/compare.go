@@ -67,6 +67,18 @@ func Holds[T cmp.Ordered](op Op, x, y T) bool {
 	return x >= y
 }
 
+// CompareInt orders two integers: -1, 0 or +1. (cmp.Compare does the
+// same with NaN checks that cost in per-row loops.)
+func CompareInt(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
 // Unordered is what CompareFloat returns for a NaN operand.
 const Unordered = 2
 

@@ -122,6 +122,7 @@ func TestRegexRequired(t *testing.T) {
 		{`a.*b`, "a", false},
 		{`x?yz`, "yz", false},
 		{`^GET $`, "GET ", false},
+		{`^/rest/v\d+/`, "/rest/v", false}, // searched as a prefix, still the index's literal
 	} {
 		lits, exact := MustCompileRegex(t, tc.re).Required()
 		var parts []string
@@ -175,11 +176,12 @@ func TestRegexShape(t *testing.T) {
 // fuzz target too.
 var regexPatterns = []string{"POST", "(?i)post", "python-httpx|Dart", `(?i)(get|post) \|`, `\| 5\d\d \|`, "^GET", "rpc$", "^x$", "a|",
 	"(?i)ÉTÉ", "auth/v1/(token|user)", "(GET|POST) /rest", "[Pp]ost", "(?i)x(a|b)", "(?i)kelvin", "(?i)s", `^GET |rpc$`,
-	`status=20[34]|timeout`, "(?i)error|fail", "", `t1[0-9]7 `, `(?m)^x`, `\xff`}
+	`status=20[34]|timeout`, "(?i)error|fail", "", `t1[0-9]7 `, `(?m)^x`, `\xff`, `^/rest/v\d+/`, `^https://[a-z]+[.]supabase[.]co/`}
 
 var regexTexts = []string{"", "POST | 200", "post /x", "GET | 503 | x", "Dart/3.4", "python-httpx/0.25", "x rpc", "Post", "été", "ÉTÉ",
 	"pOsT", "GET /auth/v1/user HTTP", "auth/v1/tok auth/v1/token", "auth/v1/auth/v1/use", "auth/v1/users", "GET /rest/v1",
-	"PUT /rest", "XA", "xb", "\u212Aelvin", "ſ", "status=203", "FAILED", "a t137 b", "y\nx", "x", "\xff"}
+	"PUT /rest", "XA", "xb", "\u212Aelvin", "ſ", "status=203", "FAILED", "a t137 b", "y\nx", "x", "\xff", "/rest/v1/todos", "x/rest/v1/", "/rest/vx/",
+	"https://abc.supabase.co/rest", "https://abc.example.co/"}
 
 // TestRegexAgreesWithRegexp: the fast paths give the answers of Go's
 // regexp (RE2, BigQuery's engine) on every pattern.

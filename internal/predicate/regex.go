@@ -27,8 +27,13 @@ type Regex struct {
 	shape regexShape
 	lit   string   // the literal of the plain shapes
 	subs  []*Regex // a top-level alternation's branches, or nil
-	need  litSet   // one of these is in every match (none: nothing known)
-	exact bool     // containing one of need decides a match
+	// prefix is the literal an anchored pattern (^literal…) starts with:
+	// text without it is rejected at once, where a search for need would
+	// read all of it.
+	prefix string
+	need   litSet // one of these is in every match (none: nothing known, or prefix says it)
+	exact  bool   // containing one of need decides a match
+	req    []Lit  // what Required reports: need's literals, even where prefix stands in
 }
 
 type regexShape uint8
@@ -77,7 +82,15 @@ func NewRegex(re *regexp.Regexp) *Regex {
 		return r
 	}
 	if lits, exact, ok := required(parsed); ok && len(lits) > 0 && len(lits) <= maxRegexLits {
-		r.need, r.exact = newLitSet(lits), exact
+		r.need, r.exact, r.req = newLitSet(lits), exact, lits
+	}
+	if parsed.Op == syntax.OpConcat && len(parsed.Sub) > 1 && parsed.Sub[0].Op == syntax.OpBeginText {
+		if lit := parsed.Sub[1]; lit.Op == syntax.OpLiteral && lit.Flags&syntax.FoldCase == 0 {
+			r.prefix = string(lit.Rune)
+			if len(r.need.lits) == 1 && r.need.lits[0] == (Lit{S: r.prefix}) {
+				r.need = litSet{} // the prefix test says all the search would
+			}
+		}
 	}
 	if !r.exact && parsed.Op == syntax.OpAlternate && len(parsed.Sub) <= maxBranches {
 		subs := make([]*Regex, 0, len(parsed.Sub))
@@ -111,7 +124,7 @@ func (r *Regex) Required() (lits []Lit, exact bool) {
 			return []Lit{{S: r.lit}}, false
 		}
 	case regexGeneral:
-		return r.need.lits, r.exact
+		return r.req, r.exact
 	}
 	return nil, false
 }
@@ -129,6 +142,9 @@ func (r *Regex) Match(s string) bool {
 		return s == r.lit
 	case regexAlways:
 		return true
+	}
+	if r.prefix != "" && !strings.HasPrefix(s, r.prefix) {
+		return false
 	}
 	if len(r.need.lits) > 0 {
 		switch r.need.find(s) {

@@ -1,21 +1,26 @@
 package engine
 
 import (
-	"regexp"
 	"strings"
 	"unsafe"
 
+	"github.com/sediment/sediment/internal/predicate"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/sql/scan"
 )
 
-// pred is a compiled pushed-down predicate.
+// pred is a compiled pushed-down predicate. What it means on a value is
+// internal/predicate's, shared with the SQL evaluator (which must return
+// the same rows with pushdown off) and LQL's matcher; this file applies it
+// to a block's column, and scanimpl.go to the index and block statistics.
 type pred struct {
 	scan.Predicate
+	cmp    predicate.Op        // Eq … Ge as predicate's
 	set    map[string]struct{} // In over strings
 	intSet map[int64]struct{}  // In over ints
 	fltSet map[float64]struct{}
-	re     *regexp.Regexp
+	re     *predicate.Regex
+	like   *predicate.Like
 	// lit is a substring every match must contain (a regex's or LIKE
 	// pattern's longest literal, the needle of Contains); litExact means
 	// the literal alone decides. The token index looks lit up.
@@ -23,14 +28,27 @@ type pred struct {
 	litExact bool
 	// anyOf, for a regex, are literals of which every match contains one
 	// (an alternation's branches); anyExact means containing one decides.
+	// The token index looks them up.
 	anyOf    []regexLit
 	anyExact bool
-	anySet   litSet // anyOf, for matching
-	like     *likeMatcher
 }
+
+// regexLit is a literal a regex match contains, compared ASCII
+// case-insensitively (s lower case) when fold is set.
+type regexLit struct {
+	s    string
+	fold bool
+}
+
+// cmpOps maps the scan's comparison operators onto predicate's.
+var cmpOps = [...]predicate.Op{scan.Eq: predicate.Eq, scan.Ne: predicate.Ne, scan.Lt: predicate.Lt,
+	scan.Le: predicate.Le, scan.Gt: predicate.Gt, scan.Ge: predicate.Ge}
 
 func compilePred(p scan.Predicate) (*pred, error) {
 	cp := &pred{Predicate: p}
+	if int(p.Op) < len(cmpOps) {
+		cp.cmp = cmpOps[p.Op]
+	}
 	switch p.Op {
 	case scan.In:
 		switch {
@@ -62,25 +80,32 @@ func compilePred(p scan.Predicate) (*pred, error) {
 			}
 		}
 	case scan.Regex:
-		re := p.Regex
-		if re == nil {
-			var err error
-			if re, err = regexp.Compile(p.Args[0].Str); err != nil {
+		if p.Regex != nil {
+			cp.re = predicate.NewRegex(p.Regex)
+		} else {
+			re, err := predicate.CompileRegex(p.Args[0].Str)
+			if err != nil {
 				return nil, err
 			}
+			cp.re = re
 		}
-		cp.re = re
-		rp := planRegex(re.String())
-		cp.anyOf, cp.anyExact = rp.anyOf, rp.exact
-		cp.anySet = newLitSet(rp.anyOf)
-		if len(rp.anyOf) == 1 && !rp.anyOf[0].fold {
-			cp.lit, cp.litExact = rp.anyOf[0].s, rp.exact
+		lits, exact := cp.re.Required()
+		for _, l := range lits {
+			cp.anyOf = append(cp.anyOf, regexLit{s: l.S, fold: l.Fold})
+		}
+		cp.anyExact = exact
+		if len(lits) == 1 && !lits[0].Fold {
+			cp.lit, cp.litExact = lits[0].S, exact
 		}
 	case scan.Contains:
 		cp.lit, cp.litExact = p.Args[0].Str, true
 	case scan.Like:
-		cp.like = compileLike(p.Args[0].Str)
-		cp.lit, cp.litExact = cp.like.required()
+		like, err := predicate.CompileLike(p.Args[0].Str)
+		if err != nil {
+			return nil, err
+		}
+		cp.like = like
+		cp.lit, cp.litExact = like.Required()
 	}
 	return cp, nil
 }
@@ -96,18 +121,8 @@ func b2i(b bool) int64 {
 func (p *pred) matchString(s string) bool {
 	var r bool
 	switch p.Op {
-	case scan.Eq:
-		return s == p.Args[0].Str
-	case scan.Ne:
-		return s != p.Args[0].Str
-	case scan.Lt:
-		return s < p.Args[0].Str
-	case scan.Le:
-		return s <= p.Args[0].Str
-	case scan.Gt:
-		return s > p.Args[0].Str
-	case scan.Ge:
-		return s >= p.Args[0].Str
+	case scan.Eq, scan.Ne, scan.Lt, scan.Le, scan.Gt, scan.Ge:
+		return predicate.Holds(p.cmp, s, p.Args[0].Str)
 	case scan.In:
 		_, r = p.set[s]
 	case scan.Contains:
@@ -117,66 +132,22 @@ func (p *pred) matchString(s string) bool {
 	case scan.EndsWith:
 		r = strings.HasSuffix(s, p.Args[0].Str)
 	case scan.Regex:
-		switch {
-		case len(p.anyOf) > 0 && !p.anySet.contains(s):
-			r = false
-		case len(p.anyOf) > 0 && p.anyExact:
-			r = true
-		default:
-			r = p.re.MatchString(s)
-		}
+		r = p.re.Match(s)
 	case scan.Like:
-		switch {
-		case p.lit != "" && !strings.Contains(s, p.lit):
-			r = false
-		case p.litExact:
-			r = true
-		default:
-			r = p.like.match(s)
-		}
+		r = p.like.Match(s)
 	}
 	return r != p.Not
 }
 
+// cmpOK answers a comparison operator from a three-way comparison.
 func cmpOK(op scan.Op, c int) bool {
-	switch op {
-	case scan.Eq:
-		return c == 0
-	case scan.Ne:
-		return c != 0
-	case scan.Lt:
-		return c < 0
-	case scan.Le:
-		return c <= 0
-	case scan.Gt:
-		return c > 0
-	case scan.Ge:
-		return c >= 0
+	if int(op) >= len(cmpOps) {
+		return false
 	}
-	return false
+	return predicate.HoldsOrder(cmpOps[op], c)
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	case a == b:
-		return 0
-	}
-	return 2 // NaN: unordered, only != holds
-}
+func cmpInt(a, b int64) int { return predicate.CompareInt(a, b) }
 
 // eval returns the rows of sel (nil = every row of v) for which the
 // predicate is TRUE. v is read as p.Type.
@@ -254,9 +225,8 @@ func (p *pred) eval(v *vec.Vector, sel []int32) []int32 {
 			})
 			return out
 		}
-		x := p.Args[0].Flt
-		op := p.Op
-		each(func(i int) bool { return !isNull(i) && cmpOK(op, cmpFloat(fl[i], x)) })
+		x, op := p.Args[0].Flt, p.cmp
+		each(func(i int) bool { return !isNull(i) && predicate.Holds(op, fl[i], x) })
 	case vec.Bool:
 		bs := v.Bools
 		if p.Op == scan.In {
@@ -266,9 +236,8 @@ func (p *pred) eval(v *vec.Vector, sel []int32) []int32 {
 			})
 			return out
 		}
-		x := b2i(p.Args[0].Bool)
-		op := p.Op
-		each(func(i int) bool { return !isNull(i) && cmpOK(op, cmpInt(b2i(bs[i]), x)) })
+		x, op := b2i(p.Args[0].Bool), p.cmp
+		each(func(i int) bool { return !isNull(i) && predicate.Holds(op, b2i(bs[i]), x) })
 	default: // ints
 		is := v.Ints
 		if p.Op == scan.In {
@@ -278,18 +247,12 @@ func (p *pred) eval(v *vec.Vector, sel []int32) []int32 {
 			})
 			return out
 		}
-		x := p.Args[0].Int
-		op := p.Op
+		x, op := p.Args[0].Int, p.cmp
 		if nulls == nil && sel == nil {
 			// The common case, kept tight: no nulls, every row.
-			for i := 0; i < n; i++ {
-				if cmpOK(op, cmpInt(is[i], x)) {
-					out = append(out, int32(i))
-				}
-			}
-			return out
+			return predicate.AppendMatches(out, op, is[:n], x)
 		}
-		each(func(i int) bool { return !isNull(i) && cmpOK(op, cmpInt(is[i], x)) })
+		each(func(i int) bool { return !isNull(i) && predicate.Holds(op, is[i], x) })
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"github.com/sediment/sediment/internal/jsonstr"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,23 +152,9 @@ func appendScalarJSON(dst []byte, v *event.Value) []byte {
 	case event.Int:
 		return strconv.AppendInt(dst, v.Int(), 10)
 	case event.Float:
-		return appendJSONFloat(dst, v.Float())
+		return jsonstr.AppendFloat(dst, v.Float())
 	case event.String:
 		return jsonstr.Append(dst, v.Str)
 	}
 	return append(dst, "null"...)
-}
-
-// appendJSONFloat writes a float the way BigQuery results carry FLOAT64:
-// shortest round-trip form; NaN and infinities (not JSON) as strings.
-func appendJSONFloat(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(dst, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(dst, `"-Infinity"`...)
-	}
-	return strconv.AppendFloat(dst, f, 'g', -1, 64)
 }

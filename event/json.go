@@ -5,9 +5,10 @@ import (
 	"errors"
 	"math"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/sediment/sediment/internal/jsonstr"
 )
 
 // MaxDepth is how deeply arrays and objects may nest, in the JSON parser and
@@ -544,52 +545,21 @@ func (p *Parser) stringSlow(start, i int) (string, error) {
 			p.str = buf
 			return p.bytes.store(buf), nil
 		case c == '\\':
-			if i+1 >= len(data) {
-				p.pos = i + 1
+			out, n, badHex := jsonstr.AppendEscaped(buf, data, i)
+			if n == 0 {
 				p.str = buf
-				return "", p.fail("unexpected end of input in an escape sequence")
-			}
-			esc := data[i+1]
-			i += 2
-			switch esc {
-			case '"', '\\', '/':
-				buf = append(buf, esc)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := hex4(data, i)
-				if !ok {
-					p.pos = i
-					p.str = buf
+				switch {
+				case i+1 >= len(data):
+					p.pos = i + 1
+					return "", p.fail("unexpected end of input in an escape sequence")
+				case badHex:
+					p.pos = i + 2
 					return "", p.failEOF("expected 4 hex digits after \\u")
 				}
-				i += 4
-				if utf16.IsSurrogate(r) {
-					if r < 0xDC00 && i+6 <= len(data) && data[i] == '\\' && data[i+1] == 'u' {
-						if r2, ok := hex4(data, i+2); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
-							r = utf16.DecodeRune(r, r2)
-							i += 6
-						} else {
-							r = utf8.RuneError
-						}
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				p.pos = i - 1
-				p.str = buf
+				p.pos = i + 1
 				return "", p.fail("invalid escape character in string")
 			}
+			buf, i = out, i+n
 		case c < 0x20:
 			p.pos = i
 			p.str = buf
@@ -607,27 +577,6 @@ func (p *Parser) stringSlow(start, i int) (string, error) {
 			i += size
 		}
 	}
-}
-
-func hex4(data []byte, i int) (rune, bool) {
-	if i+4 > len(data) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range data[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // number parses an RFC 8259 number at p.pos.

@@ -2,7 +2,6 @@ package event
 
 import (
 	"github.com/sediment/sediment/internal/jsonstr"
-	"math"
 	"strconv"
 )
 
@@ -26,7 +25,7 @@ func AppendJSON(dst []byte, v Value) []byte {
 	case Int:
 		return strconv.AppendInt(dst, int64(v.Num), 10)
 	case Float:
-		return appendFloat(dst, v.Float())
+		return jsonstr.AppendTypedFloat(dst, v.Float())
 	case String:
 		return jsonstr.Append(dst, v.Str)
 	case Array:
@@ -83,31 +82,4 @@ func AppendEventJSON(dst []byte, e Event) []byte {
 	dst = append(dst, `,"timestamp":`...)
 	dst = strconv.AppendInt(dst, e.Timestamp, 10)
 	return append(dst, '}')
-}
-
-func appendFloat(dst []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(dst, "null"...)
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' {
-		// Shorten a two-digit negative exponent: 1e-07 → 1e-7.
-		if n := len(dst); n-start >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-		return dst
-	}
-	for _, c := range dst[start:] {
-		if c == '.' {
-			return dst
-		}
-	}
-	return append(dst, ".0"...)
 }

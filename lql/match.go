@@ -19,8 +19,10 @@
 //     a string compare as text (the string column rule of
 //     docs/compat/logflare.md §9.4). Timestamp and datetime operands on
 //     nested fields compare with ISO-8601 strings.
-//   - Regular expressions are RE2 (Go's regexp), compiled once; a pattern
-//     that is a plain literal runs as a substring search.
+//   - Comparisons, ranges and regular expressions are internal/predicate's,
+//     as the SQL evaluator's and pushed-down filters' are: NaN compares
+//     with nothing, regexes are RE2 (Go's regexp) compiled once, and
+//     patterns that are or contain plain literals run as substring searches.
 //
 // Chart, select and from rules do not filter and are ignored.
 
@@ -28,13 +30,12 @@ package lql
 
 import (
 	"fmt"
-	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/internal/predicate"
 )
 
 // Matcher is a compiled LQL filter. It is immutable and safe for
@@ -66,12 +67,12 @@ type clause struct {
 	name     string // member name of the leaf
 	src      source
 	op       Op
+	ord      predicate.Op // op as a comparison (OpEq … OpLte)
 	negate   bool
 	nullTest bool
 	val      operand
 	vals     []operand
-	re       *regexp.Regexp
-	literal  bool // re is a plain literal: use strings.Contains(val.s)
+	re       *predicate.Regex
 }
 
 // operand is a filter value prepared for comparison.
@@ -141,7 +142,7 @@ func Compile(q *Query) (*Matcher, error) {
 }
 
 func compileClause(f *Filter) (clause, error) {
-	c := clause{op: f.Op, negate: f.Negate, nullTest: f.IsNullTest()}
+	c := clause{op: f.Op, ord: ordOps[f.Op], negate: f.Negate, nullTest: f.IsNullTest()}
 	switch f.Op {
 	case OpEq, OpGt, OpGte, OpLt, OpLte, OpArrayContains:
 		if f.Value.Kind == KindNull && f.Op != OpEq {
@@ -166,20 +167,20 @@ func compileClause(f *Filter) (clause, error) {
 		}
 		c.val = newOperand(f.Value)
 		if f.Op != OpContains {
-			re, err := regexp.Compile(f.Value.Str)
+			re, err := predicate.CompileRegex(f.Value.Str)
 			if err != nil {
 				return c, err
 			}
 			c.re = re
-			if lit, complete := re.LiteralPrefix(); complete {
-				c.literal, c.val.s = true, lit
-			}
 		}
 	default:
 		return c, fmt.Errorf("unknown operator %s", f.Op)
 	}
 	return c, nil
 }
+
+// ordOps are the comparison operators as internal/predicate's.
+var ordOps = map[Op]predicate.Op{OpEq: predicate.Eq, OpGt: predicate.Gt, OpGte: predicate.Ge, OpLt: predicate.Lt, OpLte: predicate.Le}
 
 func newOperand(v Value) operand {
 	o := operand{kind: v.Kind, i: v.Int, f: v.Float, b: v.Bool, s: v.Str}
@@ -300,11 +301,11 @@ func (c *clause) test(v *event.Value) bool {
 	switch c.op {
 	case OpEq, OpGt, OpGte, OpLt, OpLte:
 		r, ok := compare(v, &c.val)
-		return ok && holds(c.op, r)
+		return ok && predicate.HoldsOrder(c.ord, r)
 	case OpRange:
 		lo, ok1 := compare(v, &c.vals[0])
 		hi, ok2 := compare(v, &c.vals[1])
-		return ok1 && ok2 && lo >= 0 && hi <= 0
+		return ok1 && ok2 && predicate.HoldsOrder(predicate.Ge, lo) && predicate.HoldsOrder(predicate.Le, hi)
 	case OpIn:
 		for i := range c.vals {
 			if r, ok := compare(v, &c.vals[i]); ok && r == 0 {
@@ -340,22 +341,17 @@ func (c *clause) test(v *event.Value) bool {
 	return false
 }
 
-func (c *clause) matchString(s string) bool {
-	if c.literal {
-		return strings.Contains(s, c.val.s)
-	}
-	return c.re.MatchString(s)
-}
+func (c *clause) matchString(s string) bool { return c.re.Match(s) }
 
 func (c *clause) testTimestamp(us int64) bool {
 	switch c.op {
 	case OpEq, OpGt, OpGte, OpLt, OpLte:
 		r, ok := compareMicros(us, &c.val)
-		return ok && holds(c.op, r)
+		return ok && predicate.HoldsOrder(c.ord, r)
 	case OpRange:
 		lo, ok1 := compareMicros(us, &c.vals[0])
 		hi, ok2 := compareMicros(us, &c.vals[1])
-		return ok1 && ok2 && lo >= 0 && hi <= 0
+		return ok1 && ok2 && predicate.HoldsOrder(predicate.Ge, lo) && predicate.HoldsOrder(predicate.Le, hi)
 	case OpIn:
 		for i := range c.vals {
 			if r, ok := compareMicros(us, &c.vals[i]); ok && r == 0 {
@@ -370,45 +366,29 @@ func compareMicros(us int64, o *operand) (int, bool) {
 	if o.kind != KindTimestamp && o.kind != KindInt {
 		return 0, false
 	}
-	return cmpInt(us, o.i), true
+	return predicate.CompareInt(us, o.i), true
 }
 
-// holds turns a three-way comparison into the operator's answer.
-func holds(op Op, r int) bool {
-	switch op {
-	case OpEq:
-		return r == 0
-	case OpGt:
-		return r > 0
-	case OpGte:
-		return r >= 0
-	case OpLt:
-		return r < 0
-	case OpLte:
-		return r <= 0
-	}
-	return false
-}
-
-// compare orders an event value against an operand: -1, 0, +1; ok is false
-// when the two cannot be compared (a record against a number, say).
+// compare orders an event value against an operand: -1, 0, +1, or
+// predicate.Unordered for a NaN; ok is false when the two cannot be
+// compared (a record against a number, say).
 func compare(v *event.Value, o *operand) (int, bool) {
 	switch o.kind {
 	case KindInt:
 		switch v.Kind {
 		case event.Int:
-			return cmpInt(v.Int(), o.i), true
+			return predicate.CompareInt(v.Int(), o.i), true
 		case event.Float:
-			return cmpFloat(v.Float(), float64(o.i))
+			return predicate.CompareFloat(v.Float(), float64(o.i)), true
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
 		}
 	case KindFloat:
 		switch v.Kind {
 		case event.Int:
-			return cmpFloat(float64(v.Int()), o.f)
+			return predicate.CompareFloat(float64(v.Int()), o.f), true
 		case event.Float:
-			return cmpFloat(v.Float(), o.f)
+			return predicate.CompareFloat(v.Float(), o.f), true
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
 		}
@@ -428,14 +408,14 @@ func compare(v *event.Value, o *operand) (int, bool) {
 	case KindBool:
 		switch v.Kind {
 		case event.Bool:
-			return cmpInt(int64(b2i(v.Bool())), int64(b2i(o.b))), true
+			return predicate.CompareInt(int64(b2i(v.Bool())), int64(b2i(o.b))), true
 		case event.String:
 			return strings.Compare(v.Str, o.s), true
 		}
 	case KindTimestamp, KindDatetime:
 		if v.Kind == event.String {
 			if us, ok := parseTime(v.Str); ok {
-				return cmpInt(us, o.i), true
+				return predicate.CompareInt(us, o.i), true
 			}
 		}
 	}
@@ -454,29 +434,6 @@ func parseTime(s string) (int64, bool) {
 	return 0, false
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) (int, bool) {
-	if math.IsNaN(a) || math.IsNaN(b) {
-		return 0, false
-	}
-	switch {
-	case a < b:
-		return -1, true
-	case a > b:
-		return 1, true
-	}
-	return 0, true
-}
-
 // compareText is strings.Compare for a byte slice, without converting it.
 func compareText(b []byte, s string) int {
 	n := min(len(b), len(s))
@@ -488,7 +445,7 @@ func compareText(b []byte, s string) int {
 			return 1
 		}
 	}
-	return cmpInt(int64(len(b)), int64(len(s)))
+	return predicate.CompareInt(int64(len(b)), int64(len(s)))
 }
 
 func b2i(b bool) int {

@@ -31,6 +31,11 @@ func (b *binder) bindBoolExpr(e parser.Expr, sc *scope) (Expr, error) {
 	return nil, errAt(e.Pos(), "%s clause should return type BOOL, but returns %s", clause, x.Type())
 }
 
+// bindExprWant binds an expression: after an aggregation, what the
+// aggregation computed; else with the binder of its syntax node
+// (bindnodes.go, and bindCall, bindCase, bindIn, bindSubscript here). w
+// says what the context wants of a name that could be a column or a
+// container.
 func (b *binder) bindExprWant(e parser.Expr, sc *scope, w want) (Expr, error) {
 	if sc.agg != nil {
 		if x, ok, err := b.bindPostAgg(e, sc, w); ok || err != nil {
@@ -39,17 +44,9 @@ func (b *binder) bindExprWant(e parser.Expr, sc *scope, w want) (Expr, error) {
 	}
 	switch e := e.(type) {
 	case *parser.ColumnRef:
-		if sc.agg == nil && (sc.clause == "ORDER BY" || sc.clause == "QUALIFY") && len(e.Parts) == 1 {
-			if ae, ok := sc.aliases[strings.ToLower(e.Parts[0].Name)]; ok {
-				return b.bindExprWant(ae, &scope{vars: sc.vars, outer: sc.outer, clause: "SELECT", win: sc.win}, w)
-			}
-		}
-		return b.resolveIn(e, sc, w)
+		return b.bindColumnRef(e, sc, w)
 	case *parser.Param:
-		if v, ok := b.params[e.Name]; ok {
-			return &Literal{D: fn.Datum{Type: vec.String, Str: v}}, nil
-		}
-		return nullLit(vec.String), nil
+		return b.bindParam(e), nil
 	case *parser.IntLit:
 		return &Literal{D: fn.Datum{Type: vec.Int64, Int: e.Value}}, nil
 	case *parser.FloatLit:
@@ -63,208 +60,37 @@ func (b *binder) bindExprWant(e parser.Expr, sc *scope, w want) (Expr, error) {
 	case *parser.NullLit:
 		return nullLit(vec.Unknown), nil
 	case *parser.TypedLit:
-		t, ok := typeKindVec(e.Type)
-		if !ok {
-			return nil, errAt(e.At, "%s literals are not supported", e.Type)
-		}
-		s := &Literal{D: fn.Datum{Type: vec.String, Str: e.Value}}
-		return b.castExpr(s, t, false, e.At)
+		return b.bindTypedLit(e)
 	case *parser.Interval:
-		v, err := b.bindExpr(e.Value, sc)
-		if err != nil {
-			return nil, err
-		}
-		v, err = foldExpr(v, b.now)
-		if err != nil {
-			return nil, err
-		}
-		l, ok := v.(*Literal)
-		if !ok || l.D.Null {
-			return nil, errAt(e.At, "INTERVAL needs a constant value")
-		}
-		n := l.D.Int
-		switch l.D.Type {
-		case vec.Int64:
-		case vec.Float64:
-			n = int64(l.D.Flt)
-		case vec.String:
-			x, err := parseIntString(l.D.Str)
-			if err != nil {
-				return nil, errAt(e.At, "INTERVAL value %q is not an integer", l.D.Str)
-			}
-			n = x
-		default:
-			return nil, errAt(e.At, "INTERVAL value must be an integer")
-		}
-		return &Literal{D: fn.Datum{Type: vec.Interval, Int: n, Str: strings.ToUpper(e.Unit)}}, nil
+		return b.bindInterval(e, sc)
 	case *parser.DatePart:
 		return nil, errAt(e.At, "Unrecognized name: %s", e.Name)
 	case *parser.Unary:
-		x, err := b.bindExpr(e.X, sc)
-		if err != nil {
-			return nil, err
-		}
-		switch e.Op {
-		case parser.OpNot:
-			if err := wantBool(x, e.At, "NOT"); err != nil {
-				return nil, err
-			}
-			return &NotExpr{X: x}, nil
-		case parser.OpPlus:
-			return x, nil
-		case parser.OpNeg:
-			return b.call("neg", []Expr{x}, e.At, false)
-		case parser.OpBitNot:
-			return b.call("~", []Expr{x}, e.At, false)
-		}
+		return b.bindUnary(e, sc)
 	case *parser.Binary:
-		l, err := b.bindExpr(e.L, sc)
-		if err != nil {
-			return nil, err
-		}
-		r, err := b.bindExpr(e.R, sc)
-		if err != nil {
-			return nil, err
-		}
-		switch e.Op {
-		case parser.OpAnd:
-			if err := wantBool(l, e.L.Pos(), "AND"); err != nil {
-				return nil, err
-			}
-			if err := wantBool(r, e.R.Pos(), "AND"); err != nil {
-				return nil, err
-			}
-			return flattenAnd(l, r), nil
-		case parser.OpOr:
-			if err := wantBool(l, e.L.Pos(), "OR"); err != nil {
-				return nil, err
-			}
-			if err := wantBool(r, e.R.Pos(), "OR"); err != nil {
-				return nil, err
-			}
-			return flattenOr(l, r), nil
-		}
-		return b.call(binaryOpName(e.Op), []Expr{l, r}, e.OpAt, false)
+		return b.bindBinary(e, sc)
 	case *parser.Like:
-		x, err := b.bindExpr(e.X, sc)
-		if err != nil {
-			return nil, err
-		}
-		p, err := b.bindExpr(e.Pattern, sc)
-		if err != nil {
-			return nil, err
-		}
-		c, err := b.call("like", []Expr{x, p}, e.OpAt, false)
-		if err != nil {
-			return nil, err
-		}
-		if e.Not {
-			return &NotExpr{X: c}, nil
-		}
-		return c, nil
+		return b.bindLike(e, sc)
 	case *parser.Between:
-		x, err := b.bindExpr(e.X, sc)
-		if err != nil {
-			return nil, err
-		}
-		lo, err := b.bindExpr(e.Lo, sc)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := b.bindExpr(e.Hi, sc)
-		if err != nil {
-			return nil, err
-		}
-		ge, err := b.call(">=", []Expr{x, lo}, e.OpAt, false)
-		if err != nil {
-			return nil, err
-		}
-		le, err := b.call("<=", []Expr{x, hi}, e.OpAt, false)
-		if err != nil {
-			return nil, err
-		}
-		var res Expr = &AndExpr{Args: []Expr{ge, le}}
-		if e.Not {
-			res = &NotExpr{X: res}
-		}
-		return res, nil
+		return b.bindBetween(e, sc)
 	case *parser.In:
 		return b.bindIn(e, sc)
 	case *parser.Is:
-		x, err := b.bindExpr(e.X, sc)
-		if err != nil {
-			return nil, err
-		}
-		switch e.What {
-		case parser.IsNull, parser.IsUnknown:
-			return &IsNullExpr{X: x, Not: e.Not}, nil
-		case parser.IsTrue, parser.IsFalse:
-			if err := wantBool(x, e.At, "IS TRUE"); err != nil {
-				return nil, err
-			}
-			return &IsBoolExpr{X: x, Value: e.What == parser.IsTrue, Not: e.Not}, nil
-		}
+		return b.bindIs(e, sc)
 	case *parser.FuncCall:
 		return b.bindCall(e, sc)
 	case *parser.Extract:
-		x, err := b.bindExpr(e.X, sc)
-		if err != nil {
-			return nil, err
-		}
-		args := []Expr{nil, x}
-		info := []fn.Arg{{Part: e.Part.Name, PartArg: e.Part.Arg}, argOf(x)}
-		if e.TimeZone != nil {
-			tz, err := b.bindExpr(e.TimeZone, sc)
-			if err != nil {
-				return nil, err
-			}
-			args = append(args, tz)
-			info = append(info, argOf(tz))
-		}
-		return b.callInfo("extract", args, info, e.At, false)
+		return b.bindExtract(e, sc)
 	case *parser.Case:
 		return b.bindCase(e, sc)
 	case *parser.Cast:
-		x, err := b.bindExpr(e.X, sc)
-		if err != nil {
-			return nil, err
-		}
-		t, ok := typeKindVec(e.Type.Kind)
-		if !ok {
-			return nil, errAt(e.At, "CAST to %s is not supported", e.Type.Name)
-		}
-		return b.castExpr(x, t, e.Safe, e.At)
+		return b.bindCast(e, sc)
 	case *parser.Subscript:
 		return b.bindSubscript(e, sc)
 	case *parser.FieldAccess:
-		x, err := b.bindExprWant(e.X, sc, wantContainer)
-		if err != nil {
-			return nil, err
-		}
-		return b.fieldAccess(x, e.Field.Name, e.At, w)
+		return b.bindFieldAccess(e, sc, w)
 	case *parser.ArrayLit:
-		var elems []Expr
-		t := ColType{V: vec.Unknown}
-		for _, el := range e.Elems {
-			x, err := b.bindExpr(el, sc)
-			if err != nil {
-				return nil, err
-			}
-			nt, ok := commonType(t, x.Type())
-			if !ok {
-				return nil, errAt(el.Pos(), "Array elements of types %s and %s have no common supertype", t, x.Type())
-			}
-			t = nt
-			elems = append(elems, x)
-		}
-		for i, el := range elems {
-			c, err := b.coerce(el, t)
-			if err != nil {
-				return nil, err
-			}
-			elems[i] = c
-		}
-		return &ArrayExpr{Elems: elems, T: ColType{V: vec.List, Elem: t.V}}, nil
+		return b.bindArrayLit(e, sc)
 	case *parser.Exists:
 		return b.bindExists(e, sc)
 	case *parser.ScalarSubquery:
@@ -274,8 +100,11 @@ func (b *binder) bindExprWant(e parser.Expr, sc *scope, w want) (Expr, error) {
 	case *parser.StructLit:
 		return nil, errAt(e.At, "STRUCT values are not supported")
 	}
-	return nil, errAt(e.Pos(), "unsupported expression")
+	return nil, errUnsupported(e)
 }
+
+// errUnsupported is the error for a syntax node the binder has no rule for.
+func errUnsupported(e parser.Expr) error { return errAt(e.Pos(), "unsupported expression") }
 
 func parseIntString(s string) (int64, error) {
 	var n int64

@@ -2,7 +2,6 @@ package sql
 
 import (
 	"github.com/sediment/sediment/internal/jsonstr"
-	"math"
 	"strconv"
 	"time"
 
@@ -48,16 +47,7 @@ func appendValue(dst []byte, v *vec.Vector, i int) []byte {
 	case vec.Int64, vec.Timestamp:
 		return strconv.AppendInt(dst, v.IntAt(i), 10)
 	case vec.Float64:
-		f := v.FloatAt(i)
-		switch {
-		case math.IsNaN(f):
-			return append(dst, `"NaN"`...)
-		case math.IsInf(f, 1):
-			return append(dst, `"Infinity"`...)
-		case math.IsInf(f, -1):
-			return append(dst, `"-Infinity"`...)
-		}
-		return strconv.AppendFloat(dst, f, 'g', -1, 64)
+		return jsonstr.AppendFloat(dst, v.FloatAt(i))
 	case vec.String:
 		return jsonstr.Append(dst, v.StringAt(i))
 	case vec.JSON:

@@ -1,6 +1,9 @@
-// Package jsonstr writes strings as JSON string literals: the one escaper
-// that event encoding, query results, record materialisation, SQL's JSON
-// functions and error bodies share.
+// Package jsonstr writes JSON values: strings as JSON string literals (the
+// one escaper that event encoding, query results, record materialisation,
+// SQL's JSON functions and error bodies share) and floats, in the form
+// query results carry (AppendFloat) and the form event JSON keeps
+// (AppendTypedFloat); and it decodes JSON escape sequences (AppendEscaped)
+// for the event parser and SQL's JSON functions alike.
 package jsonstr
 
 import "unicode/utf8"

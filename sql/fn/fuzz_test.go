@@ -1,8 +1,6 @@
 package fn
 
 import (
-	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/sediment/sediment/internal/vec"
@@ -156,67 +154,6 @@ func FuzzParseTimestamp(f *testing.F) {
 			if back, err := ParseDatetime(FormatDatetime(dt)); err != nil || back != dt {
 				t.Fatalf("datetime %q round trip: %d %v", s, back, err)
 			}
-		}
-	})
-}
-
-// likeRegexp translates a LIKE pattern into an equivalent regexp (the
-// reference the matcher is checked against).
-func likeRegexp(toks []likeTok) string {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, t := range toks {
-		switch t.kind {
-		case '%':
-			b.WriteString("(?s:.*)")
-		case '_':
-			b.WriteString("(?s:.)")
-		default:
-			b.WriteString(regexp.QuoteMeta(t.lit))
-		}
-	}
-	b.WriteString("$")
-	return b.String()
-}
-
-func FuzzLike(f *testing.F) {
-	for _, p := range [][2]string{{"a%", "abc"}, {"%b%", "abc"}, {"a_c", "abc"}, {`a\%c`, "a%c"}, {"α_γ", "αβγ"},
-		{"a%bc", "abcbc"}, {"%a%ab", "xaaab"}, {"/api/%/users/%", "/api/v1/users/42"}, {`\`, "x"}, {"", ""}} {
-		f.Add(p[0], p[1])
-	}
-	f.Fuzz(func(t *testing.T, pattern, s string) {
-		if len(pattern) > 256 || len(s) > maxFuzzInput {
-			return
-		}
-		lp, err := compileLike(pattern)
-		if err != nil {
-			return
-		}
-		re, err := regexp.Compile(likeRegexp(lp.toks))
-		if err != nil {
-			return
-		}
-		if got, want := lp.match(s), re.MatchString(s); got != want {
-			t.Fatalf("LIKE %q on %q = %v, regexp says %v", pattern, s, got, want)
-		}
-	})
-}
-
-func FuzzRegexpMatcher(f *testing.F) {
-	for _, p := range [][2]string{{"error", "an error"}, {"^GET ", "GET /"}, {`\.json$`, "a.json"}, {"^x$", "x"},
-		{`status=20[34]|timeout`, "status=203"}, {"(?i)error|fail", "FAILED"}, {"(?i)kelvin", "\u212Aelvin"}, {"", ""}} {
-		f.Add(p[0], p[1])
-	}
-	f.Fuzz(func(t *testing.T, pattern, s string) {
-		if len(pattern) > 256 || len(s) > maxFuzzInput {
-			return
-		}
-		m, err := compileMatcher("F", pattern)
-		if err != nil {
-			return
-		}
-		if got, want := m.match(s), m.re.MatchString(s); got != want {
-			t.Fatalf("%q on %q: matcher %v, regexp %v", pattern, s, got, want)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sediment/sediment/internal/predicate"
 	"github.com/sediment/sediment/internal/vec"
 )
 
@@ -137,67 +138,19 @@ func unquoteJSON(raw string) (string, bool) {
 		return body, true
 	}
 	b := make([]byte, 0, len(body))
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if c != '\\' {
-			b = append(b, c)
+	for i := 0; i < len(body); {
+		if body[i] != '\\' {
+			b = append(b, body[i])
+			i++
 			continue
 		}
-		i++
-		if i >= len(body) {
+		out, n, _ := jsonstr.AppendEscaped(b, body, i)
+		if n == 0 {
 			return "", false
 		}
-		switch body[i] {
-		case '"', '\\', '/':
-			b = append(b, body[i])
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, ok := hex4(body, i+1)
-			if !ok {
-				return "", false
-			}
-			i += 4
-			if r >= 0xD800 && r < 0xDC00 && i+2 < len(body) && body[i+1] == '\\' && body[i+2] == 'u' {
-				if r2, ok := hex4(body, i+3); ok && r2 >= 0xDC00 && r2 < 0xE000 {
-					r = (r-0xD800)<<10 + (r2 - 0xDC00) + 0x10000
-					i += 6
-				}
-			}
-			b = utf8.AppendRune(b, r)
-		default:
-			return "", false
-		}
+		b, i = out, i+n
 	}
 	return string(b), true
-}
-
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // validateJSON checks that s is one valid JSON value.
@@ -305,17 +258,15 @@ func (v jsonValidator) str(i int) (int, error) {
 			if j+1 >= len(s) {
 				return 0, fmt.Errorf("unterminated string at offset %d", i)
 			}
-			switch s[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j++
-			case 'u':
-				if _, ok := hex4(s, j+2); !ok {
-					return 0, fmt.Errorf("invalid \\u escape at offset %d", j)
-				}
-				j += 5
-			default:
+			var scratch [utf8.UTFMax]byte
+			_, n, badHex := jsonstr.AppendEscaped(scratch[:0], s, j)
+			switch {
+			case badHex:
+				return 0, fmt.Errorf("invalid \\u escape at offset %d", j)
+			case n == 0:
 				return 0, fmt.Errorf("invalid escape at offset %d", j)
 			}
+			j += n - 1
 		case c < 0x20:
 			return 0, fmt.Errorf("control character in string at offset %d", j)
 		}
@@ -979,10 +930,10 @@ func jsonContainsFold(s, needle, scope string) bool {
 		case '"':
 			e, _, ok := scanString(s, i)
 			if !ok {
-				return containsFold(s, needle)
+				return predicate.ContainsFold(s, needle)
 			}
 			if (expectKey && keys) || (!expectKey && values) {
-				if u, ok := unquoteJSON(s[i:e]); ok && containsFold(u, needle) {
+				if u, ok := unquoteJSON(s[i:e]); ok && predicate.ContainsFold(u, needle) {
 					return true
 				}
 			}
@@ -993,7 +944,7 @@ func jsonContainsFold(s, needle, scope string) bool {
 			if !ok || e <= i {
 				continue
 			}
-			if values && containsFold(s[i:e], needle) {
+			if values && predicate.ContainsFold(s[i:e], needle) {
 				return true
 			}
 			i = e - 1
@@ -1148,14 +1099,11 @@ func appendJSONValue(b []byte, v *vec.Vector, i int, refs map[int64]string) []by
 	case vec.Int64:
 		return strconv.AppendInt(b, v.IntAt(i), 10)
 	case vec.Float64:
+		// The digits are CAST's (15, else 17 significant), as BigQuery's
+		// TO_JSON_STRING writes them; NaN and infinities as results do.
 		f := v.FloatAt(i)
-		switch {
-		case math.IsNaN(f):
-			return append(b, `"NaN"`...)
-		case math.IsInf(f, 1):
-			return append(b, `"Infinity"`...)
-		case math.IsInf(f, -1):
-			return append(b, `"-Infinity"`...)
+		if out, ok := jsonstr.AppendNonFinite(b, f); ok {
+			return out
 		}
 		return append(b, formatFloat(f)...)
 	case vec.String:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/sediment/sediment/internal/predicate"
 	"github.com/sediment/sediment/internal/vec"
 )
 
@@ -461,7 +462,7 @@ func unifyMany(name string, args []Arg) (vec.Type, []conv, error) {
 func compareValues(t vec.Type, a *vec.Vector, i int, b *vec.Vector, j int) int {
 	switch {
 	case t == vec.Bool:
-		return cmp3(boolInt(a.BoolAt(i)), boolInt(b.BoolAt(j)))
+		return predicate.Compare(boolInt(a.BoolAt(i)), boolInt(b.BoolAt(j)))
 	case t == vec.Float64:
 		x, y := a.FloatAt(i), b.FloatAt(j)
 		switch {
@@ -472,21 +473,11 @@ func compareValues(t vec.Type, a *vec.Vector, i int, b *vec.Vector, j int) int {
 		case math.IsNaN(y):
 			return 1
 		}
-		return cmp3(x, y)
+		return predicate.Compare(x, y)
 	case t == vec.String || t == vec.JSON:
-		return cmp3(a.StringAt(i), b.StringAt(j))
+		return predicate.Compare(a.StringAt(i), b.StringAt(j))
 	case t.UsesInts():
-		return cmp3(a.IntAt(i), b.IntAt(j))
-	}
-	return 0
-}
-
-func cmp3[T ordered](x, y T) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
+		return predicate.Compare(a.IntAt(i), b.IntAt(j))
 	}
 	return 0
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
+	"github.com/sediment/sediment/internal/predicate"
 	"github.com/sediment/sediment/internal/vec"
 )
 
@@ -52,49 +52,20 @@ func init() {
 
 // ---- comparisons ----
 
-type cmpOp uint8
+// cmpOp is a comparison operator; what each means on each type (NaN
+// included) is internal/predicate's, which pushed-down filters share.
+type cmpOp = predicate.Op
 
 const (
-	opEq cmpOp = iota
-	opNe
-	opLt
-	opLe
-	opGt
-	opGe
+	opEq = predicate.Eq
+	opNe = predicate.Ne
+	opLt = predicate.Lt
+	opLe = predicate.Le
+	opGt = predicate.Gt
+	opGe = predicate.Ge
 )
 
-// flip returns the operator with its operands swapped (a < b == b > a).
-func (op cmpOp) flip() cmpOp {
-	switch op {
-	case opLt:
-		return opGt
-	case opLe:
-		return opGe
-	case opGt:
-		return opLt
-	case opGe:
-		return opLe
-	}
-	return op
-}
-
 type ordered interface{ ~int64 | ~float64 | ~string }
-
-func cmpApply[T ordered](op cmpOp, x, y T) bool {
-	switch op {
-	case opEq:
-		return x == y
-	case opNe:
-		return x != y
-	case opLt:
-		return x < y
-	case opLe:
-		return x <= y
-	case opGt:
-		return x > y
-	}
-	return x >= y
-}
 
 // comparable reports whether values of t can be compared with = and <.
 func comparableType(t vec.Type) bool {
@@ -189,13 +160,13 @@ func compareEval(op cmpOp, t vec.Type) EvalFunc {
 			case a.IsBytes() && !a.Const && b.Const:
 				cmpBytesConst(op, a, b.StringAt(0), sel, n, out.Bools)
 			case b.IsBytes() && !b.Const && a.Const:
-				cmpBytesConst(op.flip(), b, a.StringAt(0), sel, n, out.Bools)
+				cmpBytesConst(op.Flip(), b, a.StringAt(0), sel, n, out.Bools)
 			default:
-				forRows(sel, n, func(i int) { out.Bools[i] = cmpApply(op, a.StringAt(i), b.StringAt(i)) })
+				forRows(sel, n, func(i int) { out.Bools[i] = predicate.Holds(op, a.StringAt(i), b.StringAt(i)) })
 			}
 		case t == vec.Bool:
 			forRows(sel, n, func(i int) {
-				out.Bools[i] = cmpApply(op, boolInt(a.BoolAt(i)), boolInt(b.BoolAt(i)))
+				out.Bools[i] = predicate.Holds(op, boolInt(a.BoolAt(i)), boolInt(b.BoolAt(i)))
 			})
 		case t.UsesInts():
 			cmpOrdered(op, a.Ints, a.Const, b.Ints, b.Const, sel, n, out.Bools)
@@ -225,12 +196,12 @@ func cmpBytesConst(op cmpOp, a *vec.Vector, c string, sel []int32, n int, out []
 	}
 	if sel != nil {
 		for _, i := range sel {
-			out[i] = cmpApply(op, at(int(i)), c)
+			out[i] = predicate.Holds(op, at(int(i)), c)
 		}
 		return
 	}
 	for i := 0; i < n; i++ {
-		out[i] = cmpApply(op, at(i), c)
+		out[i] = predicate.Holds(op, at(i), c)
 	}
 }
 
@@ -239,22 +210,22 @@ func cmpBytesConst(op cmpOp, a *vec.Vector, c string, sel []int32, n int, out []
 // is (comparisons cannot fail, so rows outside sel may hold anything).
 func cmpOrdered[T ordered](op cmpOp, av []T, aConst bool, bv []T, bConst bool, sel []int32, n int, out []bool) {
 	if aConst && !bConst {
-		av, bv, aConst, bConst, op = bv, av, bConst, aConst, op.flip()
+		av, bv, aConst, bConst, op = bv, av, bConst, aConst, op.Flip()
 	}
 	if aConst { // both constant: one row
-		out[0] = cmpApply(op, av[0], bv[0])
+		out[0] = predicate.Holds(op, av[0], bv[0])
 		return
 	}
 	if sel != nil && len(sel)*4 < n {
 		if bConst {
 			c := bv[0]
 			for _, i := range sel {
-				out[i] = cmpApply(op, av[i], c)
+				out[i] = predicate.Holds(op, av[i], c)
 			}
 			return
 		}
 		for _, i := range sel {
-			out[i] = cmpApply(op, av[i], bv[i])
+			out[i] = predicate.Holds(op, av[i], bv[i])
 		}
 		return
 	}
@@ -723,9 +694,9 @@ func bindLike(name string, args []Arg, info BindInfo) (*Bound, error) {
 	if err != nil {
 		return nil, err
 	}
-	var fixed *likePattern
+	var fixed *predicate.Like
 	if p, isNull, ok := constString(args[1]); ok && !isNull {
-		if fixed, err = compileLike(p); err != nil {
+		if fixed, err = predicate.CompileLike(p); err != nil {
 			return nil, err
 		}
 	}
@@ -734,146 +705,25 @@ func bindLike(name string, args []Arg, info BindInfo) (*Bound, error) {
 		out := newVec(vec.Bool, n)
 		if fixed != nil {
 			out.Nulls = unionNulls(n, s)
-			forRows(sel, n, func(i int) { out.Bools[i] = fixed.match(s.StringAt(i)) })
+			forRows(sel, n, func(i int) { out.Bools[i] = fixed.Match(s.StringAt(i)) })
 			return out, nil
 		}
-		cache := map[string]*likePattern{}
+		cache := map[string]*predicate.Like{}
 		err := rowLoop(out, vs, sel, n, info.Safe, func(i int) error {
 			p := pv.StringAt(i)
 			lp, ok := cache[p]
 			if !ok {
 				var err error
-				if lp, err = compileLike(p); err != nil {
+				if lp, err = predicate.CompileLike(p); err != nil {
 					return err
 				}
 				cache[p] = lp
 			}
-			out.Bools[i] = lp.match(s.StringAt(i))
+			out.Bools[i] = lp.Match(s.StringAt(i))
 			return nil
 		})
 		return out, err
 	})
 	k.convs = convs
 	return k.bound(), nil
-}
-
-// likePattern is a compiled LIKE pattern: '%' matches any sequence, '_' one
-// character, '\' escapes the next character. Common shapes run as plain
-// string operations.
-type likePattern struct {
-	kind byte // 'e' exact, 'p' prefix, 's' suffix, 'c' contains, 'a' any, 'g' general
-	lit  string
-	toks []likeTok
-}
-
-type likeTok struct {
-	kind byte // 'l' literal, '_' one character, '%' any sequence
-	lit  string
-}
-
-func compileLike(p string) (*likePattern, error) {
-	var toks []likeTok
-	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			toks = append(toks, likeTok{kind: 'l', lit: lit.String()})
-			lit.Reset()
-		}
-	}
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '\\':
-			if i+1 >= len(p) {
-				return nil, fmt.Errorf("LIKE pattern ends with a backslash")
-			}
-			i++
-			lit.WriteByte(p[i])
-		case '%':
-			flush()
-			if len(toks) == 0 || toks[len(toks)-1].kind != '%' {
-				toks = append(toks, likeTok{kind: '%'})
-			}
-		case '_':
-			flush()
-			toks = append(toks, likeTok{kind: '_'})
-		default:
-			lit.WriteByte(c)
-		}
-	}
-	flush()
-	lp := &likePattern{kind: 'g', toks: toks}
-	kinds := make([]byte, len(toks))
-	for i, t := range toks {
-		kinds[i] = t.kind
-	}
-	switch string(kinds) {
-	case "":
-		lp.kind = 'e'
-	case "l":
-		lp.kind, lp.lit = 'e', toks[0].lit
-	case "%":
-		lp.kind = 'a'
-	case "l%":
-		lp.kind, lp.lit = 'p', toks[0].lit
-	case "%l":
-		lp.kind, lp.lit = 's', toks[1].lit
-	case "%l%":
-		lp.kind, lp.lit = 'c', toks[1].lit
-	}
-	return lp, nil
-}
-
-func (lp *likePattern) match(s string) bool {
-	switch lp.kind {
-	case 'e':
-		return s == lp.lit
-	case 'p':
-		return strings.HasPrefix(s, lp.lit)
-	case 's':
-		return strings.HasSuffix(s, lp.lit)
-	case 'c':
-		return strings.Contains(s, lp.lit)
-	case 'a':
-		return true
-	}
-	return likeMatch(lp.toks, s)
-}
-
-// likeMatch matches tokens against s, backtracking to the last '%' on a
-// mismatch (linear in practice, O(len(s)*len(toks)) at worst).
-func likeMatch(toks []likeTok, s string) bool {
-	ti, si := 0, 0
-	starTi, starSi := -1, 0
-	for {
-		if ti < len(toks) {
-			t := toks[ti]
-			switch t.kind {
-			case '%':
-				starTi, starSi = ti, si
-				ti++
-				continue
-			case '_':
-				if si < len(s) {
-					_, w := utf8.DecodeRuneInString(s[si:])
-					si += w
-					ti++
-					continue
-				}
-			case 'l':
-				if strings.HasPrefix(s[si:], t.lit) {
-					si += len(t.lit)
-					ti++
-					continue
-				}
-			}
-		} else if si == len(s) {
-			return true
-		}
-		if starTi < 0 || starSi >= len(s) {
-			return false
-		}
-		_, w := utf8.DecodeRuneInString(s[starSi:])
-		starSi += w
-		ti, si = starTi+1, starSi
-	}
 }

@@ -3,18 +3,18 @@ package fn
 import (
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"strings"
 
+	"github.com/sediment/sediment/internal/predicate"
 	"github.com/sediment/sediment/internal/vec"
 )
 
 // Regular expressions use RE2 syntax (Go's regexp), as BigQuery does. A
 // constant pattern is compiled once at bind time; a pattern from a column
-// is compiled once per distinct value within an Eval. Patterns that are
-// plain literals ("error", "^GET ", "\.json$") run as string operations,
-// and a dictionary-encoded input is matched once per dictionary entry (the
-// kernel wrapper does that).
+// is compiled once per distinct value within an Eval. REGEXP_CONTAINS
+// matches with internal/predicate's Regex (literal shapes and prefilters
+// shared with pushed-down filters and LQL), and a dictionary-encoded input
+// is matched once per dictionary entry (the kernel wrapper does that).
 
 func init() {
 	register("regexp_contains", bindRegexpContains)
@@ -22,147 +22,6 @@ func init() {
 	register("regexp_extract_all", bindRegexpExtractAll)
 	register("regexp_replace", bindRegexpReplace)
 	register("regexp_instr", bindRegexpInstr)
-}
-
-// matcher answers "does s contain a match", by string search when the
-// pattern is a literal, else by the regexp after a literal prefilter.
-type matcher struct {
-	kind byte // 'c' contains, 'p' prefix, 's' suffix, 'e' equal, 'a' always, 'r' regexp, 'o' any of subs
-	lit  string
-	re   *regexp.Regexp
-	// subs are the branches of a top-level alternation ('o'): "contains a
-	// match of a|b" is "contains a match of a, or of b", and each branch
-	// alone often has a literal prefix the engine scans for quickly.
-	subs []*matcher
-	// pre lists literals one of which every match contains (nil: none
-	// known); text without any of them cannot match.
-	pre []reqLit
-}
-
-// reqLit is a literal a match must contain; fold: ASCII case-insensitive
-// (s is then lower case).
-type reqLit struct {
-	s    string
-	fold bool
-}
-
-func (m *matcher) match(s string) bool {
-	switch m.kind {
-	case 'c':
-		return strings.Contains(s, m.lit)
-	case 'p':
-		return strings.HasPrefix(s, m.lit)
-	case 's':
-		return strings.HasSuffix(s, m.lit)
-	case 'e':
-		return s == m.lit
-	case 'a':
-		return true
-	case 'o':
-		for _, sub := range m.subs {
-			if sub.match(s) {
-				return true
-			}
-		}
-		return false
-	}
-	if m.pre != nil && !mayMatch(m.pre, s) {
-		return false
-	}
-	return m.re.MatchString(s)
-}
-
-// mayMatch reports whether s contains one of the required literals (or
-// cannot tell: case-insensitive literals over non-ASCII text).
-func mayMatch(pre []reqLit, s string) bool {
-	for _, l := range pre {
-		if l.fold {
-			if !isASCII(s) || containsFold(s, l.s) {
-				return true
-			}
-		} else if strings.Contains(s, l.s) {
-			return true
-		}
-	}
-	return false
-}
-
-// minPrefilterLen is the shortest required literal worth checking first.
-const minPrefilterLen = 2
-
-// requiredLiterals returns literals one of which every match of re must
-// contain, or nil when it cannot say.
-func requiredLiterals(re *syntax.Regexp) []reqLit {
-	switch re.Op {
-	case syntax.OpLiteral:
-		lit := string(re.Rune)
-		if re.Flags&syntax.FoldCase == 0 {
-			return []reqLit{{s: lit}}
-		}
-		if isASCII(lit) {
-			return []reqLit{{s: strings.ToLower(lit), fold: true}}
-		}
-	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiterals(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return requiredLiterals(re.Sub[0])
-		}
-	case syntax.OpConcat:
-		var best []reqLit
-		for _, sub := range re.Sub {
-			if r := requiredLiterals(sub); r != nil && (best == nil || betterLiterals(r, best)) {
-				best = r
-			}
-		}
-		return best
-	case syntax.OpAlternate:
-		var all []reqLit
-		for _, sub := range re.Sub {
-			r := requiredLiterals(sub)
-			if r == nil {
-				return nil
-			}
-			if all = append(all, r...); len(all) > 16 {
-				return nil
-			}
-		}
-		return all
-	}
-	return nil
-}
-
-// betterLiterals prefers the set whose shortest literal is longer, then the
-// smaller set.
-func betterLiterals(a, b []reqLit) bool {
-	ma, mb := shortest(a), shortest(b)
-	if ma != mb {
-		return ma > mb
-	}
-	return len(a) < len(b)
-}
-
-func shortest(ls []reqLit) int {
-	m := -1
-	for _, l := range ls {
-		if m < 0 || len(l.s) < m {
-			m = len(l.s)
-		}
-	}
-	return m
-}
-
-// prefilterOf returns the prefilter of a pattern, or nil.
-func prefilterOf(pattern string) []reqLit {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	pre := requiredLiterals(re.Simplify())
-	if pre == nil || shortest(pre) < minPrefilterLen {
-		return nil
-	}
-	return pre
 }
 
 // compileRegexp compiles an RE2 pattern with a clear error.
@@ -174,103 +33,14 @@ func compileRegexp(name, pattern string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// compileMatcher compiles a pattern for REGEXP_CONTAINS.
-func compileMatcher(name, pattern string) (*matcher, error) {
+// compileMatcher compiles a pattern for REGEXP_CONTAINS: the shared
+// matcher (internal/predicate) that pushed-down filters and LQL use too.
+func compileMatcher(name, pattern string) (*predicate.Regex, error) {
 	re, err := compileRegexp(name, pattern)
 	if err != nil {
 		return nil, err
 	}
-	m := &matcher{kind: 'r', re: re}
-	if kind, lit, ok := literalPattern(pattern); ok {
-		m.kind, m.lit = kind, lit
-		return m, nil
-	}
-	m.pre = prefilterOf(pattern)
-	if subs := alternationBranches(pattern); subs != nil {
-		m.kind, m.subs = 'o', subs
-	}
-	return m, nil
-}
-
-// maxBranches bounds the alternation split.
-const maxBranches = 16
-
-// alternationBranches splits a pattern whose top level is an alternation
-// into one matcher per branch, or returns nil.
-func alternationBranches(pattern string) []*matcher {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	re = re.Simplify()
-	if re.Op != syntax.OpAlternate || len(re.Sub) > maxBranches {
-		return nil
-	}
-	subs := make([]*matcher, len(re.Sub))
-	for i, sub := range re.Sub {
-		p := sub.String()
-		sre, err := regexp.Compile(p)
-		if err != nil {
-			return nil
-		}
-		m := &matcher{kind: 'r', re: sre, pre: prefilterOf(p)}
-		if kind, lit, ok := literalPattern(p); ok {
-			m.kind, m.lit, m.pre = kind, lit, nil
-		}
-		subs[i] = m
-	}
-	return subs
-}
-
-// literalPattern recognises patterns that need no regexp engine: a literal
-// (contains), ^literal (prefix), literal$ (suffix), ^literal$ (equality) and
-// the empty pattern (always matches).
-func literalPattern(pattern string) (kind byte, lit string, ok bool) {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return 0, "", false
-	}
-	re = re.Simplify()
-	literal := func(r *syntax.Regexp) (string, bool) {
-		if r.Op == syntax.OpLiteral && r.Flags&syntax.FoldCase == 0 {
-			return string(r.Rune), true
-		}
-		return "", false
-	}
-	switch re.Op {
-	case syntax.OpEmptyMatch:
-		return 'a', "", true
-	case syntax.OpLiteral:
-		if s, ok := literal(re); ok {
-			return 'c', s, true
-		}
-	case syntax.OpConcat:
-		subs := re.Sub
-		begin := len(subs) > 0 && subs[0].Op == syntax.OpBeginText
-		if begin {
-			subs = subs[1:]
-		}
-		end := len(subs) > 0 && subs[len(subs)-1].Op == syntax.OpEndText
-		if end {
-			subs = subs[:len(subs)-1]
-		}
-		if len(subs) != 1 || (!begin && !end) {
-			return 0, "", false
-		}
-		s, ok := literal(subs[0])
-		if !ok {
-			return 0, "", false
-		}
-		switch {
-		case begin && end:
-			return 'e', s, true
-		case begin:
-			return 'p', s, true
-		default:
-			return 's', s, true
-		}
-	}
-	return 0, "", false
+	return predicate.NewRegex(re), nil
 }
 
 // patternCache compiles per-row patterns once per distinct value.
@@ -306,7 +76,7 @@ func bindRegexpContains(name string, args []Arg, info BindInfo) (*Bound, error) 
 	if err != nil {
 		return nil, err
 	}
-	var fixed *matcher
+	var fixed *predicate.Regex
 	if p, isNull, ok := constString(args[1]); ok && !isNull {
 		if fixed, err = compileMatcher(name, p); err != nil {
 			return nil, err
@@ -318,20 +88,20 @@ func bindRegexpContains(name string, args []Arg, info BindInfo) (*Bound, error) 
 			out := &vec.Vector{Type: vec.Bool, Len: n, Bools: make([]bool, n), Nulls: s.Nulls}
 			if s.Dict == nil && !s.Const && !s.IsBytes() {
 				strs := s.Strs
-				forRows(sel, n, func(i int) { out.Bools[i] = fixed.match(strs[i]) })
+				forRows(sel, n, func(i int) { out.Bools[i] = fixed.Match(strs[i]) })
 			} else {
-				forRows(sel, n, func(i int) { out.Bools[i] = fixed.match(s.StringAt(i)) })
+				forRows(sel, n, func(i int) { out.Bools[i] = fixed.Match(s.StringAt(i)) })
 			}
 			return out, nil
 		}
-		cache := newPatternCache(func(p string) (*matcher, error) { return compileMatcher(name, p) })
+		cache := newPatternCache(func(p string) (*predicate.Regex, error) { return compileMatcher(name, p) })
 		out := newVec(vec.Bool, n)
 		err := rowLoop(out, vs, sel, n, info.Safe, func(i int) error {
 			m, err := cache.get(vs[1].StringAt(i))
 			if err != nil {
 				return err
 			}
-			out.Bools[i] = m.match(s.StringAt(i))
+			out.Bools[i] = m.Match(s.StringAt(i))
 			return nil
 		})
 		return out, err

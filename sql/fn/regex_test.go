@@ -62,62 +62,6 @@ func TestRegexpFunctions(t *testing.T) {
 	})
 }
 
-func TestLiteralPatterns(t *testing.T) {
-	for _, tc := range []struct {
-		pattern string
-		kind    byte
-		lit     string
-	}{
-		{"error", 'c', "error"},
-		{"^GET ", 'p', "GET "},
-		{`\.json$`, 's', ".json"},
-		{"^exact$", 'e', "exact"},
-		{"", 'a', ""},
-		{`a\+b`, 'c', "a+b"},
-		{"a.b", 0, ""},
-		{"(?i)abc", 0, ""},
-		{"a|b", 0, ""},
-		{"(?m)^x", 0, ""},
-	} {
-		kind, lit, ok := literalPattern(tc.pattern)
-		if !ok {
-			kind = 0
-		}
-		if kind != tc.kind || lit != tc.lit {
-			t.Errorf("literalPattern(%q) = %q %q, want %q %q", tc.pattern, kind, lit, tc.kind, tc.lit)
-		}
-	}
-}
-
-func TestRegexpPrefilter(t *testing.T) {
-	for _, tc := range []struct {
-		pattern string
-		want    []reqLit
-	}{
-		{`status=20[34]|timeout`, []reqLit{{s: "status=20"}, {s: "timeout"}}},
-		{`(?i)error|fail`, []reqLit{{s: "error", fold: true}, {s: "fail", fold: true}}},
-		{`foo\d+barbaz`, []reqLit{{s: "barbaz"}}},
-		{`(abc)+x`, []reqLit{{s: "abc"}}},
-		{`a.*b`, nil},
-		{`x?yz`, []reqLit{{s: "yz"}}},
-		{`abc|.*`, nil},
-		{`(?i)straße`, nil},
-	} {
-		got := prefilterOf(tc.pattern)
-		if !sameTestValue(got, tc.want) {
-			t.Errorf("prefilterOf(%q) = %v, want %v", tc.pattern, got, tc.want)
-		}
-	}
-	m, err := compileMatcher("T", `(?i)kelvin`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The Kelvin sign folds to k: non-ASCII text bypasses the ASCII prefilter.
-	if !m.match("\u212Aelvin") {
-		t.Error("(?i)k did not match the Kelvin sign")
-	}
-}
-
 // The pattern of a column is compiled once per distinct value; a bad one is
 // an error, or NULL under SAFE.
 func TestRegexpColumnPattern(t *testing.T) {

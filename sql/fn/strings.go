@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sediment/sediment/internal/predicate"
 	"github.com/sediment/sediment/internal/vec"
 )
 
@@ -757,46 +758,10 @@ func bindContainsSubstr(name string, args []Arg, info BindInfo) (*Bound, error) 
 		if jsonLike {
 			out.Bools[i] = jsonContainsFold(s, needle, scope)
 		} else {
-			out.Bools[i] = containsFold(s, needle)
+			out.Bools[i] = predicate.ContainsFold(s, needle)
 		}
 		return nil
 	}))
 	k.convs = convs
 	return k.bound(), nil
-}
-
-// containsFold reports whether s contains needle (already lower case),
-// ignoring case. ASCII text is searched without allocating.
-func containsFold(s, needle string) bool {
-	if needle == "" {
-		return true
-	}
-	if !isASCII(needle) || !isASCII(s) {
-		return strings.Contains(strings.ToLower(s), needle)
-	}
-	first := needle[0]
-	firstUp := first
-	if first >= 'a' && first <= 'z' {
-		firstUp -= 'a' - 'A'
-	}
-	for i := 0; i+len(needle) <= len(s); i++ {
-		if c := s[i]; c != first && c != firstUp {
-			continue
-		}
-		ok := true
-		for j := 1; j < len(needle); j++ {
-			c := s[i+j]
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != needle[j] {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
 }

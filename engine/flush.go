@@ -258,7 +258,7 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 	}
 	defer out.abortUnlessCommitted()
 	w := out.w
-	ib := index.NewBuilder(&index.BuilderOptions{MaxValueTerms: s.opts.IndexMaxValueTerms})
+	ib := index.NewBuilder(&index.BuilderOptions{MaxValueTerms: s.opts.IndexMaxValueTerms, RowsHint: uint32(min(src.rows(), math.MaxUint32))})
 	text := s.textIndexPaths()
 	tsCol := slices.IndexFunc(cols, func(c segment.ColumnDesc) bool {
 		return c.Path == "timestamp" && c.Type == segment.TypeTimestamp

@@ -26,6 +26,13 @@ type BuilderOptions struct {
 	// FrequentTokenShare: a token in more than this share of rows keeps no
 	// postings (a search for it reads the column anyway). Default 1/128.
 	FrequentTokenShare float64
+	// RowsHint, when not 0, is at least the rows the segment will have. A
+	// token's postings are then let go as soon as they pass the frequent
+	// share of it, since the token will be frequent whatever comes; only
+	// its count is kept. Without it, every token's rows are held until
+	// Write, which for the common words of a few million messages is
+	// hundreds of megabytes.
+	RowsHint uint32
 }
 
 // Builder accumulates the postings of one segment. Rows must be added in
@@ -51,6 +58,9 @@ type fieldBuilder struct {
 	bools   [2]*postings
 	long    postings
 	dropped bool
+	// frequentCap (token fields with a RowsHint) is the count past which
+	// a token's postings are let go (see BuilderOptions.RowsHint).
+	frequentCap uint32
 	// longTerms counts the terms longer than MaxTokenLen (token fields).
 	longTerms int
 }
@@ -85,12 +95,27 @@ func (f *fieldBuilder) addToken(tok string, row uint32) {
 		}
 	}
 	p.add(row)
+	if f.frequentCap > 0 && p.n > f.frequentCap && !p.gone {
+		p.rows, p.gone = nil, true
+	}
 }
 
-type postings struct{ rows []uint32 }
+// postings are the rows of one term, ascending, each once. n counts them;
+// once gone (a token sure to be frequent), only n is kept.
+type postings struct {
+	rows []uint32
+	n    uint32
+	last uint32 // the last row added, when n > 0
+	gone bool
+}
 
 func (p *postings) add(r uint32) {
-	if n := len(p.rows); n == 0 || p.rows[n-1] != r {
+	if p.n > 0 && p.last == r {
+		return
+	}
+	p.n++
+	p.last = r
+	if !p.gone {
 		p.rows = append(p.rows, r)
 	}
 }
@@ -103,6 +128,9 @@ func NewBuilder(opts *BuilderOptions) *Builder {
 	}
 	if opts != nil && opts.FrequentTokenShare > 0 {
 		b.opts.FrequentTokenShare = opts.FrequentTokenShare
+	}
+	if opts != nil {
+		b.opts.RowsHint = opts.RowsHint
 	}
 	return b
 }
@@ -117,6 +145,12 @@ func (b *Builder) field(path string, kind Kind) *fieldBuilder {
 			f.ints = map[int64]*postings{}
 		case kindString, kindToken:
 			f.strs = map[string]*postings{}
+			if kind == kindToken && b.opts.RowsHint > 0 {
+				// At or past frequentAbove's count for any row count up
+				// to the hint, so a token let go is one Write would have
+				// found frequent.
+				f.frequentCap = uint32(min(uint64(math.MaxUint32), frequentCount(uint64(b.opts.RowsHint), b.opts.FrequentTokenShare)))
+			}
 		case kindBool:
 			f.bools = [2]*postings{{}, {}}
 		}
@@ -346,16 +380,16 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 		switch f.kind {
 		case kindInt:
 			for x, p := range f.ints {
-				terms = append(terms, termOut{key: x, rows: p.rows, card: uint64(len(p.rows))})
+				terms = append(terms, termOut{key: x, rows: p.rows, card: uint64(p.n)})
 			}
 		case kindString, kindToken:
 			for x, p := range f.strs {
-				terms = append(terms, termOut{key: x, rows: p.rows, card: uint64(len(p.rows))})
+				terms = append(terms, termOut{key: x, rows: p.rows, card: uint64(p.n), frequent: p.gone})
 			}
 		case kindBool:
 			for i, p := range f.bools {
-				if len(p.rows) > 0 {
-					terms = append(terms, termOut{key: i == 1, rows: p.rows, card: uint64(len(p.rows))})
+				if p.n > 0 {
+					terms = append(terms, termOut{key: i == 1, rows: p.rows, card: uint64(p.n)})
 				}
 			}
 		}
@@ -376,7 +410,13 @@ func (b *Builder) frequentAbove(kind Kind) uint64 {
 	if kind != kindToken {
 		return math.MaxUint64
 	}
-	return max(64, uint64(float64(b.rows)*b.opts.FrequentTokenShare))
+	return frequentCount(uint64(b.rows), b.opts.FrequentTokenShare)
+}
+
+// frequentCount is the count past which a token of a segment of rows rows
+// is frequent; it never falls as rows grow.
+func frequentCount(rows uint64, share float64) uint64 {
+	return max(64, uint64(float64(rows)*share))
 }
 
 func sortFieldKeys(keys []fieldKey) {

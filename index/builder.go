@@ -96,18 +96,26 @@ func (f *fieldBuilder) addToken(tok string, row uint32) {
 	}
 	p.add(row)
 	if f.frequentCap > 0 && p.n > f.frequentCap && !p.gone {
-		p.rows, p.gone = nil, true
+		p.rows, p.bm, p.gone = nil, nil, true
 	}
 }
 
-// postings are the rows of one term, ascending, each once. n counts them;
-// once gone (a token sure to be frequent), only n is kept.
+// postings are the rows of one term, ascending, each once: the newest in
+// rows, and, past postingSpill of them, the older ones in bm (2 bytes a
+// row or less, where rows takes 4). n counts them; once gone (a token
+// sure to be frequent), only n is kept.
 type postings struct {
 	rows []uint32
+	bm   *roaring.Bitmap
 	n    uint32
 	last uint32 // the last row added, when n > 0
 	gone bool
 }
+
+// postingSpill is how many rows a term holds as a list before they move
+// into its bitmap. A value field of a few million rows (every row in one
+// of its terms) would otherwise hold 4 bytes per row until Write.
+var postingSpill = 4096
 
 func (p *postings) add(r uint32) {
 	if p.n > 0 && p.last == r {
@@ -115,9 +123,29 @@ func (p *postings) add(r uint32) {
 	}
 	p.n++
 	p.last = r
-	if !p.gone {
-		p.rows = append(p.rows, r)
+	if p.gone {
+		return
 	}
+	p.rows = append(p.rows, r)
+	if len(p.rows) >= postingSpill {
+		if p.bm == nil {
+			p.bm = roaring.New()
+		}
+		p.bm.AddMany(p.rows)
+		p.rows = p.rows[:0]
+	}
+}
+
+// out returns the term to write: its rows or its bitmap, and its count.
+func (p *postings) out(key any) termOut {
+	if p.gone {
+		return termOut{key: key, card: uint64(p.n), frequent: true}
+	}
+	if p.bm != nil {
+		p.bm.AddMany(p.rows)
+		return termOut{key: key, bm: p.bm, card: uint64(p.n)}
+	}
+	return termOut{key: key, rows: p.rows, card: uint64(p.n)}
 }
 
 // NewBuilder returns an empty builder.
@@ -380,23 +408,26 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 		switch f.kind {
 		case kindInt:
 			for x, p := range f.ints {
-				terms = append(terms, termOut{key: x, rows: p.rows, card: uint64(p.n)})
+				terms = append(terms, p.out(x))
 			}
 		case kindString, kindToken:
 			for x, p := range f.strs {
-				terms = append(terms, termOut{key: x, rows: p.rows, card: uint64(p.n), frequent: p.gone})
+				terms = append(terms, p.out(x))
 			}
 		case kindBool:
 			for i, p := range f.bools {
 				if p.n > 0 {
-					terms = append(terms, termOut{key: i == 1, rows: p.rows, card: uint64(p.n)})
+					terms = append(terms, p.out(i == 1))
 				}
 			}
 		}
 		var long *roaring.Bitmap
-		if len(f.long.rows) > 0 {
-			long = roaring.New()
-			long.AddMany(f.long.rows)
+		if f.long.n > 0 {
+			long = f.long.out(nil).bm
+			if long == nil {
+				long = roaring.New()
+				long.AddMany(f.long.rows)
+			}
 		}
 		if err := fw.field(f.path, f.kind, terms, long, b.frequentAbove(f.kind)); err != nil {
 			return nil, err

@@ -426,25 +426,34 @@ func TestLongTokens(t *testing.T) {
 }
 
 // TestRowsHintSameIndex: a builder told the segment's rows (or more) lets
-// go of frequent tokens' postings early and writes the same bytes as one
-// that holds them all to the end; it holds far fewer rows on the way.
+// go of frequent tokens' postings early, and every builder moves long
+// postings into bitmaps as it goes; both write the same bytes as a builder
+// that holds every row as a list to the end, and hold far less on the way.
 func TestRowsHintSameIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	words := []string{"GET", "POST", "rest", "v1", "users", "auth", "token", "timeout"}
 	msgs := make([]string, 20000)
+	methods := make([]string, len(msgs))
 	for i := range msgs {
-		msgs[i] = fmt.Sprintf("%s /%s/%s id%d", words[rng.IntN(2)], words[2+rng.IntN(3)], words[5+rng.IntN(3)], rng.IntN(5000))
+		methods[i] = words[rng.IntN(2)]
+		msgs[i] = fmt.Sprintf("%s /%s/%s id%d", methods[i], words[2+rng.IntN(3)], words[5+rng.IntN(3)], rng.IntN(5000))
 	}
-	write := func(opts *BuilderOptions) ([]byte, []byte, int) {
+	write := func(opts *BuilderOptions, spill int) ([]byte, []byte, uint64) {
+		defer func(old int) { postingSpill = old }(postingSpill)
+		postingSpill = spill
 		b := NewBuilder(opts)
 		for from := 0; from < len(msgs); from += 4096 {
 			to := min(from+4096, len(msgs))
 			b.AddText("event_message", uint32(from), strVec(msgs[from:to], 7))
+			b.AddStrings("method", uint32(from), dictVec(methods[from:to]))
 		}
-		held := 0
+		held := uint64(0)
 		for _, f := range b.fields {
 			for _, p := range f.strs {
-				held += len(p.rows)
+				held += 4 * uint64(len(p.rows))
+				if p.bm != nil {
+					held += p.bm.GetSizeInBytes()
+				}
 			}
 		}
 		u := &memUnits{}
@@ -454,14 +463,17 @@ func TestRowsHintSameIndex(t *testing.T) {
 		}
 		return dir, u.data, held
 	}
-	dir0, units0, held0 := write(nil)
-	for _, hint := range []uint32{uint32(len(msgs)), 2 * uint32(len(msgs))} {
-		dir, units, held := write(&BuilderOptions{RowsHint: hint})
+	dir0, units0, held0 := write(nil, 1<<30)
+	for _, tc := range []struct {
+		hint  uint32
+		spill int
+	}{{0, 4096}, {0, 100}, {uint32(len(msgs)), 1 << 30}, {uint32(len(msgs)), 4096}, {2 * uint32(len(msgs)), 100}} {
+		dir, units, held := write(&BuilderOptions{RowsHint: tc.hint}, tc.spill)
 		if !slices.Equal(dir, dir0) || !slices.Equal(units, units0) {
-			t.Fatalf("hint %d: the index differs from one built without a hint", hint)
+			t.Fatalf("hint %d, spill %d: the index differs from one built holding every row as a list", tc.hint, tc.spill)
 		}
-		if held*4 > held0 {
-			t.Errorf("hint %d: %d rows held at the end, %d without a hint", hint, held, held0)
+		if tc.hint > 0 && held*2 > held0 {
+			t.Errorf("hint %d, spill %d: %d bytes of postings held at the end, %d holding every row", tc.hint, tc.spill, held, held0)
 		}
 	}
 }

@@ -99,6 +99,11 @@ type Options struct {
 	// MetricsAccess says who may read it (default MetricsPrivate).
 	Metrics       *metrics.Registry
 	MetricsAccess MetricsAccess
+	// ServerConditions, when set, returns what is wrong with the server
+	// as a whole rather than with one source (an object store that cannot
+	// be reached): GET /ready reports them under "server" and answers
+	// "degraded" (see readyserver.go).
+	ServerConditions func() []ServerCondition
 }
 
 // DefaultMaxInflightBodyBytes is the default of

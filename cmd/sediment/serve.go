@@ -87,6 +87,9 @@ type serveConfig struct {
 	// MetricsAccess says who may read GET /metrics without the private
 	// key (--metrics-public).
 	MetricsAccess httpapi.MetricsAccess
+	// Store configures object storage (objectstore.go); its zero value,
+	// the default, keeps everything in DataDir.
+	Store objectStoreConfig
 }
 
 // defaultMinFreeDisk is --min-free-disk's default: room, once ingest is
@@ -138,6 +141,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	cfg.Syslog.register(fs)
 	fs.Var((*metricsAccessFlag)(&cfg.MetricsAccess), "metrics-public", metricsPublicUsage)
 	parseLimits := cfg.Limits.register(fs)
+	parseStore := registerObjectStoreFlags(fs, getenv, &cfg.Store)
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "format of the server's log on stderr: text (key=value) or json (one object per line)")
 	fs.StringVar(&cfg.SnapshotDir, "snapshot-dir", "", "directory POST /api/admin/snapshot writes snapshots into (default <data-dir>/snapshots)")
 	if err := applyFlagEnv(fs, getenv); err != nil {
@@ -147,6 +151,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 		return cfg, err
 	}
 	if err := parseLimits(); err != nil {
+		return cfg, err
+	}
+	if err := parseStore(); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
@@ -325,6 +332,8 @@ type app struct {
 
 	// syslogTCP and syslogUDP are the syslog listeners' addresses (nil: off).
 	syslogTCP, syslogUDP net.Addr
+	// objs is the object storage (nil: none, the default).
+	objs *objectStorage
 }
 
 // startServer opens the data directory, sets up access tokens, starts
@@ -352,6 +361,23 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
 	reg := metrics.New(log.With("component", "metrics"))
 	engOpts.ObserveWALSync = reg.ObserveWALSync
+	var objs *objectStorage
+	if cfg.Store.enabled() {
+		if objs, err = openObjectStorage(cfg.Store, cfg.DataDir, log.With("component", "objstore")); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				_ = objs.close(context.Background())
+			}
+		}()
+		if objs.rem != nil {
+			engOpts.Remote = objs.rem
+		}
+		if err := reg.Register(newObjectStoreCollector(objs)); err != nil {
+			return nil, err
+		}
+	}
 	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
@@ -396,6 +422,9 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		SnapshotDir: cfg.SnapshotDir, SnapshotFiles: []string{filepath.Join(cfg.DataDir, generatedKeysFile)},
 		Search: search.Options{MemoryLimit: perQuery, MemoryLimitSetting: "--query-memory", MemoryPool: pool}}
 	cfg.Limits.apply(&opts, cfg.MemoryLimit)
+	if objs != nil {
+		opts.ServerConditions = objs.conditions
+	}
 	opts.Metrics, opts.MetricsAccess = reg, cfg.MetricsAccess
 	if deps.Runner != nil {
 		opts.Runner = deps.Runner(eng, cat, &endpoints.Options{Logger: log.With("component", "query"),
@@ -415,7 +444,17 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		ln.Close()
 		return nil, err
 	}
-	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), ln: ln, serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), ln: ln, serveErr: make(chan error, 1), stopped: make(chan struct{}), objs: objs}
+	if objs != nil {
+		objs.reconcile(eng)
+		objs.startGC(func() []string {
+			var ids []string
+			for _, src := range cat.Sources() {
+				ids = append(ids, src.Token)
+			}
+			return ids
+		})
+	}
 	idleCtx, stopIdle := context.WithCancel(context.Background())
 	go releaseIdleMemory(idleCtx, eng, srv.ReleaseIdleMemory, 10*time.Second)
 	go func() {
@@ -464,6 +503,12 @@ func (a *app) shutdown(ctx context.Context) error {
 		c.Close()
 	}
 	eerr := a.eng.Close()
+	var oerr error
+	if a.objs != nil {
+		// After the engine's close, which flushed its heads: their
+		// segments are published now if the store lets us in time.
+		oerr = a.objs.close(ctx)
+	}
 	a.lock.Close()
-	return errors.Join(herr, eerr)
+	return errors.Join(herr, eerr, oerr)
 }

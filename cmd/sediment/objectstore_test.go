@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sediment/sediment/internal/miniotest"
+	"github.com/sediment/sediment/objstore"
+)
+
+func TestObjectStoreFlags(t *testing.T) {
+	parse := func(args []string, env map[string]string) (objectStoreConfig, error) {
+		cfg, err := parseServeConfig(args, func(k string) string { return env[k] }, io.Discard)
+		return cfg.Store, err
+	}
+	// Without --object-store nothing changes.
+	if c, err := parse(nil, nil); err != nil || c.enabled() || c.Role != "" {
+		t.Fatalf("default: %+v %v", c, err)
+	}
+	c, err := parse([]string{"--object-store", "s3://logs/sediment/prod", "--object-store-endpoint", "http://127.0.0.1:9000",
+		"--object-store-path-style", "--cache-size", "2GiB", "--role", "ingest", "--node-id", "ingest-1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := objstore.S3Config{Bucket: "logs", Prefix: "sediment/prod/", Endpoint: "127.0.0.1:9000", Insecure: true, PathStyle: true}
+	if c.S3 != want || c.CacheSize != 2<<30 || c.Role != roleIngest || c.NodeID != "ingest-1" || c.GCInterval != defaultGCInterval {
+		t.Fatalf("flags: %+v", c)
+	}
+	// SEDIMENT_* and AWS_* variables; flags win over both.
+	env := map[string]string{"SEDIMENT_OBJECT_STORE": "s3://logs", "AWS_ENDPOINT_URL": "https://minio.internal:9000",
+		"AWS_REGION": "eu-west-1", "AWS_S3_FORCE_PATH_STYLE": "true", "SEDIMENT_ROLE": "query",
+		"SEDIMENT_INGEST_NODES": "http://a:4000/, http://b:4000"}
+	c, err = parse([]string{"--object-store-region", "us-east-2"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = objstore.S3Config{Bucket: "logs", Endpoint: "minio.internal:9000", Region: "us-east-2", PathStyle: true}
+	if c.S3 != want || c.Role != roleQuery || c.CacheSize != defaultCacheSize || strings.Join(c.IngestNodes, " ") != "http://a:4000 http://b:4000" {
+		t.Fatalf("env: %+v", c)
+	}
+	for _, bad := range [][]string{
+		{"--role", "query"},                       // needs a store
+		{"--cache-size", "1GiB"},                  // needs a store
+		{"--object-store", "http://logs"},         // not s3://
+		{"--object-store", "s3://Logs"},           // bad bucket
+		{"--object-store", "s3://logs", "--role", "both"},
+		{"--object-store", "s3://logs", "--node-id", "a/b"},
+		{"--object-store", "s3://logs", "--cache-size", "1KiB"},
+		{"--object-store", "s3://logs", "--ingest-nodes", "http://a:4000"}, // role all
+		{"--object-store", "s3://logs", "--role", "query", "--ingest-nodes", "a:4000"},
+		{"--object-store", "s3://logs", "--object-store-access-key", "k"}, // no secret
+	} {
+		if _, err := parse(bad, nil); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
+
+func TestNodeIDKept(t *testing.T) {
+	dir := t.TempDir()
+	id, err := loadNodeID(dir, "")
+	if err != nil || !objstore.ValidID(id) {
+		t.Fatalf("first start: %q %v", id, err)
+	}
+	again, err := loadNodeID(dir, "")
+	if err != nil || again != id {
+		t.Fatalf("restart: %q %v, want %q", again, err, id)
+	}
+	if _, err := loadNodeID(dir, "other"); err == nil || !strings.Contains(err.Error(), id) {
+		t.Fatalf("a different --node-id on a directory that has one: %v", err)
+	}
+	if id, err := loadNodeID(t.TempDir(), "chosen-1"); err != nil || id != "chosen-1" {
+		t.Fatalf("--node-id on a new directory: %q %v", id, err)
+	}
+	os.WriteFile(filepath.Join(dir, nodeIDFile), []byte("no/good\n"), 0o644)
+	if _, err := loadNodeID(dir, ""); err == nil {
+		t.Fatal("a damaged node-id file was accepted")
+	}
+}
+
+// minioConfig is serve's object store configuration for a MinIO server,
+// its bucket created, under a prefix of the test's own.
+func minioConfig(t *testing.T, srv *miniotest.Server) objectStoreConfig {
+	t.Helper()
+	s3, err := objstore.ParseS3URL("s3://sediment-serve/" + strings.ReplaceAll(t.Name(), "/", "-"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3.SetEndpointURL("http://" + srv.Endpoint)
+	s3.PathStyle = true
+	s3.AccessKey, s3.SecretKey = miniotest.AccessKey, miniotest.SecretKey
+	s3.MaxRetries = 1
+	st, err := objstore.OpenS3(s3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return objectStoreConfig{S3: s3, Role: roleAll, CacheSize: 64 << 20, GCInterval: time.Hour}
+}
+
+// storeRows is what the manifest of source lists in the store.
+func storeRows(t *testing.T, cfg objectStoreConfig, source string) (rows int64, segs int) {
+	t.Helper()
+	st, err := objstore.OpenS3(cfg.S3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := objstore.ReadManifest(context.Background(), st, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range m.Segments {
+		rows += e.Rows
+	}
+	return rows, len(m.Segments)
+}
+
+// ingestN sends n events to source name, one request each ten.
+func (r *running) ingestN(name string, from, n int) {
+	r.t.Helper()
+	for i := from; i < from+n; i += 10 {
+		var b strings.Builder
+		b.WriteString("[")
+		for j := i; j < min(i+10, from+n); j++ {
+			if j > i {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"message":"event %d"}`, j)
+		}
+		b.WriteString("]")
+		r.mustDo("POST", "/api/logs?source_name="+name, "k", b.String(), 200)
+	}
+}
+
+// flushAll writes every source's head out as a segment.
+func (r *running) flushAll() {
+	r.t.Helper()
+	for _, sh := range r.a.eng.Shards() {
+		if err := sh.Flush(); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// drain waits until everything flushed so far is published.
+func (r *running) drain() {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.a.objs.rem.Drain(ctx); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// TestServeObjectStoreMinIO: `sediment serve --object-store` against
+// MinIO: flushed segments are published (their manifest lists every
+// acknowledged event), /metrics counts it; with the store away ingest is
+// still acknowledged, /ready says degraded and the failures are counted;
+// a shutdown with the store away leaves the rest unpublished, and the
+// next start on the same data directory publishes it, once.
+func TestServeObjectStoreMinIO(t *testing.T) {
+	srv := miniotest.Start(t)
+	dir := t.TempDir()
+	store := minioConfig(t, srv)
+	r := start(t, serveConfig{DataDir: dir, PrivateToken: "k", Store: store})
+	created := r.mustDo("POST", "/api/sources", "k", `{"name":"app"}`, 201)
+	var src struct{ Token string }
+	json.Unmarshal([]byte(created), &src)
+	r.ingestN("app", 0, 100)
+	r.flushAll()
+	r.drain()
+	if rows, segs := storeRows(t, store, src.Token); rows != 100 || segs != 1 {
+		t.Fatalf("store lists %d rows in %d segments, want 100 in 1", rows, segs)
+	}
+	metrics := r.mustDo("GET", "/metrics", "k", "", 200)
+	for _, want := range []string{"sediment_object_store_segments_uploaded_total 1", "sediment_object_store_publish_pending 0",
+		"sediment_object_store_publish_failing 0", "sediment_object_store_cache_limit_bytes 6.7108864e+07"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if b := r.mustDo("GET", "/ready", "", "", 200); b != `{"status":"ok"}` {
+		t.Fatalf("/ready with the store up: %s", b)
+	}
+	nodeID, _ := os.ReadFile(filepath.Join(dir, nodeIDFile))
+
+	// The store goes away: ingest is acknowledged all the same.
+	srv.Stop()
+	r.ingestN("app", 100, 100)
+	r.flushAll()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b := r.mustDo("GET", "/ready", "", "", 200)
+		if strings.Contains(b, `"object_store_publish_failing"`) && strings.Contains(b, `"degraded"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/ready with the store away: %s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	metrics = r.mustDo("GET", "/metrics", "k", "", 200)
+	if !strings.Contains(metrics, "sediment_object_store_publish_failing 1") || !strings.Contains(metrics, "sediment_object_store_publish_pending 1") {
+		t.Errorf("/metrics with the store away:\n%s", grepLines(metrics, "sediment_object_store_publish"))
+	}
+	r.ingestN("app", 200, 50) // in the head: flushed by the shutdown
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err := r.a.shutdown(ctx)
+	cancel()
+	r.a = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := storeRows(t, store, src.Token); rows != 100 {
+		t.Fatalf("before the restart the store lists %d rows, want the 100 published", rows)
+	}
+
+	// The same data directory resumes: the rest is published, once.
+	r = start(t, serveConfig{DataDir: dir, PrivateToken: "k", Store: store})
+	r.drain()
+	if rows, segs := storeRows(t, store, src.Token); rows != 250 || segs != 3 {
+		t.Fatalf("after the restart the store lists %d rows in %d segments, want 250 in 3", rows, segs)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, nodeIDFile)); string(again) != string(nodeID) {
+		t.Fatalf("node id changed across restarts: %q -> %q", nodeID, again)
+	}
+	if b := r.mustDo("GET", "/ready", "", "", 200); b != `{"status":"ok"}` {
+		t.Fatalf("/ready after the store came back: %s", b)
+	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

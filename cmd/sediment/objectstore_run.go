@@ -36,8 +36,8 @@ type objectStorage struct {
 	// none).
 	rem *remote.Segments
 
-	gcCancel context.CancelFunc
-	gcDone   chan struct{}
+	gcCancel                      context.CancelFunc
+	gcDone                        chan struct{}
 	gcRuns, gcFailures, gcDeleted atomic.Int64
 	gcMu                          sync.Mutex
 	gcLastErr                     error

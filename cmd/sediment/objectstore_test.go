@@ -46,10 +46,10 @@ func TestObjectStoreFlags(t *testing.T) {
 		t.Fatalf("env: %+v", c)
 	}
 	for _, bad := range [][]string{
-		{"--role", "query"},                       // needs a store
-		{"--cache-size", "1GiB"},                  // needs a store
-		{"--object-store", "http://logs"},         // not s3://
-		{"--object-store", "s3://Logs"},           // bad bucket
+		{"--role", "query"},               // needs a store
+		{"--cache-size", "1GiB"},          // needs a store
+		{"--object-store", "http://logs"}, // not s3://
+		{"--object-store", "s3://Logs"},   // bad bucket
 		{"--object-store", "s3://logs", "--role", "both"},
 		{"--object-store", "s3://logs", "--node-id", "a/b"},
 		{"--object-store", "s3://logs", "--cache-size", "1KiB"},

@@ -63,6 +63,9 @@ const (
 	lossSegment = 2
 	// lossWAL is never persisted: see walLoss.
 	lossWAL = 3
+	// lossRemote is never persisted: events a query node could not reach
+	// (external.go).
+	lossRemote = 4
 
 	lossRowsKnown = 1 << 0
 	lossTimeKnown = 1 << 1
@@ -118,6 +121,8 @@ func (u *lostUnit) warning(source string, partial bool) string {
 	switch {
 	case u.kind == lossWAL:
 		return fmt.Sprintf("source %s: the write-ahead log is damaged and its unreadable part is not in this answer (%s)", source, u.cause)
+	case u.kind == lossRemote:
+		return fmt.Sprintf("source %s: this answer may miss events: %s", source, u.cause)
 	case u.rows < 0:
 		return fmt.Sprintf("source %s: segment %016x is quarantined and not in this answer (how many events it held is unknown: %s)", source, u.seg, u.cause)
 	case partial:

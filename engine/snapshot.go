@@ -43,6 +43,9 @@ func (s *Shard) Snapshot() *Snapshot {
 		hv.chunkSize = s.opts.HeadChunkRows
 		sn.heads = append(sn.heads, hv)
 	}
+	if s.opts.External != nil {
+		sn.addExternal(s)
+	}
 	return sn
 }
 

@@ -191,8 +191,8 @@ func newBytesFile(b []byte) *bytesFile { return &bytesFile{bytes.NewReader(b)} }
 
 var _ vfs.File = (*bytesFile)(nil)
 
-func (f *bytesFile) Write([]byte) (int, error)  { return 0, objstore.ErrReadOnly }
-func (f *bytesFile) Close() error               { return nil }
-func (f *bytesFile) Sync() error                { return nil }
-func (f *bytesFile) Size() (int64, error)       { return f.Reader.Size(), nil }
-func (f *bytesFile) Truncate(int64) error       { return objstore.ErrReadOnly }
+func (f *bytesFile) Write([]byte) (int, error) { return 0, objstore.ErrReadOnly }
+func (f *bytesFile) Close() error              { return nil }
+func (f *bytesFile) Sync() error               { return nil }
+func (f *bytesFile) Size() (int64, error)      { return f.Reader.Size(), nil }
+func (f *bytesFile) Truncate(int64) error      { return objstore.ErrReadOnly }

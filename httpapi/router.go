@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/sediment/sediment/httpapi/ingest"
+	"github.com/sediment/sediment/remote"
 )
 
 // gatewayPrefix is the path Supabase's Kong gateway serves the analytics
@@ -87,6 +88,9 @@ func (s *Server) handleExpect(ctx *fasthttp.RequestCtx) int {
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	path := routePath(ctx)
 	method := b2s(ctx.Method())
+	if s.refuseIngest(ctx, method, path) {
+		return
+	}
 
 	if r, ok := ingest.RouteForPath(path); ok {
 		cors := corsNone
@@ -140,6 +144,11 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	case "/metrics":
 		if get {
 			s.handleMetrics(ctx)
+			return
+		}
+	case remote.UnsealedPath:
+		if method == fasthttp.MethodPost {
+			s.handleUnsealed(ctx)
 			return
 		}
 	case "/api/query":

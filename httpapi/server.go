@@ -20,6 +20,7 @@ import (
 	"github.com/sediment/sediment/httpapi/ingest"
 	"github.com/sediment/sediment/httpapi/metrics"
 	"github.com/sediment/sediment/query/search"
+	"github.com/sediment/sediment/remote"
 )
 
 // Options configure a Server. Engine and Catalog are required; every other
@@ -104,6 +105,13 @@ type Options struct {
 	// be reached): GET /ready reports them under "server" and answers
 	// "degraded" (see readyserver.go).
 	ServerConditions func() []ServerCondition
+	// Unsealed, with ClusterKey, serves the internal route query nodes
+	// ask for this node's events not yet in the object store
+	// (remote.UnsealedPath; cluster.go). Nil: no such route.
+	Unsealed   func(w io.Writer, req remote.UnsealedRequest) error
+	ClusterKey string
+	// QueryOnly refuses events (503): a query node's (--role query).
+	QueryOnly bool
 }
 
 // DefaultMaxInflightBodyBytes is the default of

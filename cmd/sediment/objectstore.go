@@ -41,6 +41,10 @@ type objectStoreConfig struct {
 	// GCInterval is how often unlisted segment objects are collected
 	// (--gc-interval; 0: the default, 10 minutes).
 	GCInterval time.Duration
+	// ClusterKey authenticates nodes to each other's internal routes
+	// (--cluster-key): ingest nodes serve their unsealed events to query
+	// nodes that present it.
+	ClusterKey string
 }
 
 // enabled reports whether an object store is configured.
@@ -54,9 +58,9 @@ const defaultGCInterval = 10 * time.Minute
 
 // objectStoreFlags holds the raw values of the flags until parse.
 type objectStoreFlags struct {
-	url, endpoint, region, accessKey, secretKey, cacheSize, cacheDir, role, nodeID, ingestNodes string
-	pathStyle                                                                                   bool
-	gcInterval                                                                                  time.Duration
+	url, endpoint, region, accessKey, secretKey, cacheSize, cacheDir, role, nodeID, ingestNodes, clusterKey string
+	pathStyle                                                                                               bool
+	gcInterval                                                                                              time.Duration
 }
 
 // registerObjectStoreFlags defines the object storage flags on fs and
@@ -74,6 +78,7 @@ func registerObjectStoreFlags(fs *flag.FlagSet, getenv func(string) string, cfg 
 	fs.StringVar(&f.role, "role", roleAll, "with --object-store: all (ingest and query), ingest, or query (no data of its own: reads the store and asks --ingest-nodes for what they have not published)")
 	fs.StringVar(&f.nodeID, "node-id", "", "with --object-store: this node's id, naming its segments in the store (1-128 of a-z A-Z 0-9 - _; default the one kept in the data directory, made on first start)")
 	fs.StringVar(&f.ingestNodes, "ingest-nodes", "", "with --role query: comma-separated base URLs of the ingest nodes, e.g. http://ingest1:4000,http://ingest2:4000")
+	fs.StringVar(&f.clusterKey, "cluster-key", "", "with --object-store: a secret every node of the cluster shares; ingest nodes answer query nodes that present it with their events not yet in the store (prefer $SEDIMENT_CLUSTER_KEY to the command line)")
 	fs.DurationVar(&f.gcInterval, "gc-interval", 0, "with --object-store: how often segment objects no manifest lists are deleted, an hour after they were delisted (default 10m)")
 	return func() error { return f.parse(getenv, cfg) }
 }
@@ -87,7 +92,7 @@ func (f *objectStoreFlags) parse(getenv func(string) string, cfg *objectStoreCon
 	if f.url == "" {
 		for name, v := range map[string]string{"--object-store-endpoint": f.endpoint, "--object-store-region": f.region,
 			"--object-store-access-key": f.accessKey, "--object-store-secret-key": f.secretKey, "--cache-size": f.cacheSize,
-			"--cache-dir": f.cacheDir, "--node-id": f.nodeID, "--ingest-nodes": f.ingestNodes} {
+			"--cache-dir": f.cacheDir, "--node-id": f.nodeID, "--ingest-nodes": f.ingestNodes, "--cluster-key": f.clusterKey} {
 			if v != "" {
 				return fmt.Errorf("%s needs --object-store", name)
 			}
@@ -114,7 +119,7 @@ func (f *objectStoreFlags) parse(getenv func(string) string, cfg *objectStoreCon
 	if s3, err = s3.FromEnv(getenv); err != nil {
 		return err
 	}
-	cfg.S3, cfg.Role, cfg.CacheDir, cfg.NodeID, cfg.GCInterval = s3, f.role, f.cacheDir, f.nodeID, f.gcInterval
+	cfg.S3, cfg.Role, cfg.CacheDir, cfg.NodeID, cfg.GCInterval, cfg.ClusterKey = s3, f.role, f.cacheDir, f.nodeID, f.gcInterval, f.clusterKey
 	cfg.CacheSize = defaultCacheSize
 	if f.cacheSize != "" {
 		if cfg.CacheSize, err = parseBytes(f.cacheSize); err != nil || cfg.CacheSize < 1<<20 {
@@ -142,6 +147,9 @@ func (f *objectStoreFlags) parse(getenv func(string) string, cfg *objectStoreCon
 	}
 	if len(cfg.IngestNodes) > 0 && cfg.Role != roleQuery {
 		return fmt.Errorf("--ingest-nodes is for --role query (this node's role is %s)", cfg.Role)
+	}
+	if len(cfg.IngestNodes) > 0 && cfg.ClusterKey == "" {
+		return errors.New("--ingest-nodes needs --cluster-key (the ingest nodes' too): the key query nodes present to them")
 	}
 	return nil
 }

@@ -36,6 +36,10 @@ var (
 	descOSGCRuns         = osDesc("gc_runs_total", "Garbage collections run.")
 	descOSGCFailures     = osDesc("gc_failures_total", "Garbage collections that failed for some source.")
 	descOSGCDeleted      = osDesc("gc_deleted_total", "Segment objects deleted by garbage collection.")
+	descOSQManifest      = osDesc("query_manifest_failures_total", "Query node: snapshots whose manifest could not be read (answers marked partial).")
+	descOSQNode          = osDesc("query_ingest_node_failures_total", "Query node: ingest node requests that failed (answers marked partial).")
+	descOSQSegment       = osDesc("query_segment_failures_total", "Query node: listed segments that could not be opened (answers marked partial).")
+	descOSQUnsealed      = osDesc("query_unsealed_bytes_total", "Query node: bytes of unsealed events the ingest nodes sent.")
 )
 
 // Describe implements prometheus.Collector.
@@ -43,7 +47,7 @@ func (c *objectStoreCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descOSUploads, descOSUploadedBytes, descOSDelisted, descOSSkipped, descOSAbandoned,
 		descOSReconciled, descOSPending, descOSFailures, descOSFailing, descOSCacheHits, descOSCacheMisses, descOSCacheFetches,
 		descOSCacheFetched, descOSCacheEvictions, descOSCacheDamaged, descOSCacheBytes, descOSCacheLimit,
-		descOSGCRuns, descOSGCFailures, descOSGCDeleted} {
+		descOSGCRuns, descOSGCFailures, descOSGCDeleted, descOSQManifest, descOSQNode, descOSQSegment, descOSQUnsealed} {
 		ch <- d
 	}
 }
@@ -84,4 +88,11 @@ func (c *objectStoreCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descOSGCRuns, c.o.gcRuns.Load())
 	counter(descOSGCFailures, c.o.gcFailures.Load())
 	counter(descOSGCDeleted, c.o.gcDeleted.Load())
+	if q := c.o.query; q != nil {
+		st := q.Stats()
+		counter(descOSQManifest, st.ManifestFailures)
+		counter(descOSQNode, st.NodeFailures)
+		counter(descOSQSegment, st.SegmentFailures)
+		counter(descOSQUnsealed, st.UnsealedBytes)
+	}
 }

@@ -33,8 +33,10 @@ type objectStorage struct {
 	cache *objstore.Cache
 	node  string
 	// rem publishes this node's segments (nil on a query node, which has
-	// none).
-	rem *remote.Segments
+	// none); query reads the store and the ingest nodes for a query node
+	// (nil on the others).
+	rem   *remote.Segments
+	query *remote.QuerySource
 
 	gcCancel                      context.CancelFunc
 	gcDone                        chan struct{}
@@ -85,10 +87,13 @@ func openObjectStorage(cfg objectStoreConfig, dataDir string, log *slog.Logger) 
 	}
 	if cfg.Role != roleQuery {
 		o.rem, err = remote.New(remote.Options{Store: store, Cache: o.cache, Node: node, Logger: log})
-		if err != nil {
-			o.cache.Close()
-			return nil, err
-		}
+	} else {
+		o.query, err = remote.NewQuerySource(remote.QueryOptions{Store: store, Cache: o.cache,
+			IngestNodes: cfg.IngestNodes, ClusterKey: cfg.ClusterKey, Logger: log})
+	}
+	if err != nil {
+		o.cache.Close()
+		return nil, err
 	}
 	log.Info("object store", "store", store.String(), "node_id", node, "role", cfg.Role,
 		"cache_dir", cacheDir, "cache_size", cfg.CacheSize)

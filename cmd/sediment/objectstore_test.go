@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/internal/miniotest"
 	"github.com/sediment/sediment/objstore"
 )
@@ -36,13 +38,13 @@ func TestObjectStoreFlags(t *testing.T) {
 	// SEDIMENT_* and AWS_* variables; flags win over both.
 	env := map[string]string{"SEDIMENT_OBJECT_STORE": "s3://logs", "AWS_ENDPOINT_URL": "https://minio.internal:9000",
 		"AWS_REGION": "eu-west-1", "AWS_S3_FORCE_PATH_STYLE": "true", "SEDIMENT_ROLE": "query",
-		"SEDIMENT_INGEST_NODES": "http://a:4000/, http://b:4000"}
+		"SEDIMENT_INGEST_NODES": "http://a:4000/, http://b:4000", "SEDIMENT_CLUSTER_KEY": "secret"}
 	c, err = parse([]string{"--object-store-region", "us-east-2"}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = objstore.S3Config{Bucket: "logs", Endpoint: "minio.internal:9000", Region: "us-east-2", PathStyle: true}
-	if c.S3 != want || c.Role != roleQuery || c.CacheSize != defaultCacheSize || strings.Join(c.IngestNodes, " ") != "http://a:4000 http://b:4000" {
+	if c.S3 != want || c.Role != roleQuery || c.CacheSize != defaultCacheSize || c.ClusterKey != "secret" || strings.Join(c.IngestNodes, " ") != "http://a:4000 http://b:4000" {
 		t.Fatalf("env: %+v", c)
 	}
 	for _, bad := range [][]string{
@@ -56,6 +58,8 @@ func TestObjectStoreFlags(t *testing.T) {
 		{"--object-store", "s3://logs", "--ingest-nodes", "http://a:4000"}, // role all
 		{"--object-store", "s3://logs", "--role", "query", "--ingest-nodes", "a:4000"},
 		{"--object-store", "s3://logs", "--object-store-access-key", "k"}, // no secret
+		{"--object-store", "s3://logs", "--role", "query", "--ingest-nodes", "http://a:4000"}, // no cluster key
+		{"--object-store", "s3://logs", "--role", "query", "--syslog-udp", "5514"},
 	} {
 		if _, err := parse(bad, nil); err == nil {
 			t.Errorf("%q: accepted", bad)
@@ -250,4 +254,120 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// sqlCount runs `select count(*) as n from <source>` on r and returns n
+// and the answer's warnings.
+func (r *running) sqlCount(source string) (int, []string) {
+	r.t.Helper()
+	body := r.mustDo("GET", "/api/query?sql="+url.QueryEscape("select count(*) as n from `"+source+"`"), "k", "", 200)
+	var res struct {
+		Result []struct {
+			N int `json:"n"`
+		} `json:"result"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(body), &res); err != nil || len(res.Result) != 1 {
+		r.t.Fatalf("query answer %s: %v", body, err)
+	}
+	return res.Result[0].N, res.Warnings
+}
+
+// copyCatalog gives dst the catalog of src's data directory (what the
+// shared catalog would do; see docs/scale.md).
+func copyCatalog(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(src, catalog.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, catalog.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClusterMinIO: two ingest nodes take events of one source while a
+// query node, with no data of its own, answers from the store and from
+// what the ingest nodes have not published, every acknowledged event
+// once; it refuses events; an ingest node that does not answer makes the
+// answer partial, with a warning naming it; once that node has published
+// everything, answers are complete again without it.
+func TestClusterMinIO(t *testing.T) {
+	srv := miniotest.Start(t)
+	store := minioConfig(t, srv)
+	store.ClusterKey = "cluster-secret"
+	dirA, dirB, dirQ := t.TempDir(), t.TempDir(), t.TempDir()
+	ingestCfg := store
+	ingestCfg.Role = roleIngest
+	a := startWith(t, serveConfig{DataDir: dirA, PrivateToken: "k", Store: ingestCfg}, productionDeps())
+	a.mustDo("POST", "/api/sources", "k", `{"name":"app"}`, 201)
+	copyCatalog(t, dirA, dirB)
+	copyCatalog(t, dirA, dirQ)
+	b := startWith(t, serveConfig{DataDir: dirB, PrivateToken: "k", Store: ingestCfg}, productionDeps())
+	queryCfg := store
+	queryCfg.Role = roleQuery
+	queryCfg.IngestNodes = []string{a.base, b.base}
+	q := startWith(t, serveConfig{DataDir: dirQ, PrivateToken: "k", Store: queryCfg}, productionDeps())
+
+	a.ingestN("app", 0, 100)
+	a.flushAll()
+	a.drain()
+	a.ingestN("app", 100, 30) // a's head
+	b.ingestN("app", 0, 60)
+	b.flushAll() // published in the background, or not yet: either way counted once
+	b.ingestN("app", 60, 15)
+	if n, w := q.sqlCount("app"); n != 205 || len(w) != 0 {
+		t.Fatalf("query node: %d events, warnings %v; want 205", n, w)
+	}
+	// The query node takes no events: a misdirected client retries.
+	if code, body := q.do("POST", "/api/logs?source_name=app", "k", `{"message":"x"}`); code != 503 || !strings.Contains(body, "query") {
+		t.Fatalf("ingest on the query node: %d %s", code, body)
+	}
+	// Without the cluster key the internal route refuses.
+	if code, _ := a.do("POST", "/internal/v1/unsealed", "k", `{"source":"x","listed":[]}`); code != 401 {
+		t.Fatalf("internal route without the cluster key: %d", code)
+	}
+
+	// b stops answering with events it has not published (its HTTP
+	// server stops, its engine holds them): the answer is partial.
+	b.drain()
+	b.ingestN("app", 75, 5) // in b's head only
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.a.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, w := q.sqlCount("app")
+	if n != 190 || len(w) != 1 || !strings.Contains(w[0], b.base) {
+		t.Fatalf("with b away: %d events (want the 190 reachable: a's 130, b's 60 published), warnings %v", n, w)
+	}
+	// b shuts down, publishing its head: complete again, even without b.
+	if err := b.stop(); err != nil {
+		t.Fatal(err)
+	}
+	n, w = q.sqlCount("app")
+	if n != 210 || len(w) != 1 {
+		t.Fatalf("after b published: %d events (want 210), warnings %v", n, w)
+	}
+	metrics := q.mustDo("GET", "/metrics", "k", "", 200)
+	if !strings.Contains(metrics, "sediment_object_store_query_ingest_node_failures_total 2") {
+		t.Errorf("query node metrics:\n%s", grepLines(metrics, "sediment_object_store_query"))
+	}
+	// Each ingest node's segments carry its own node id.
+	st, _ := objstore.OpenS3(store.S3)
+	src := a.a.cat.Sources()[0].Token
+	m, _, err := objstore.ReadManifest(context.Background(), st, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]bool{}
+	for _, e := range m.Segments {
+		nodes[e.Node()] = true
+	}
+	if len(nodes) != 2 {
+		t.Fatalf("manifest lists segments of %d nodes, want 2: %v", len(nodes), m.Segments)
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/sediment/sediment/httpapi/metrics"
 	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/query/search"
+	"github.com/sediment/sediment/remote"
 	"github.com/sediment/sediment/sql"
 	"github.com/sediment/sediment/sql/parser"
 )
@@ -155,6 +156,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	}
 	if err := parseStore(); err != nil {
 		return cfg, err
+	}
+	if cfg.Store.Role == roleQuery && (cfg.Syslog.TCP != "" || cfg.Syslog.UDP != "") {
+		return cfg, errors.New("--syslog-tcp and --syslog-udp take events: not on a query node (--role query)")
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -374,6 +378,9 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		if objs.rem != nil {
 			engOpts.Remote = objs.rem
 		}
+		if objs.query != nil {
+			engOpts.External = objs.query
+		}
 		if err := reg.Register(newObjectStoreCollector(objs)); err != nil {
 			return nil, err
 		}
@@ -424,6 +431,13 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	cfg.Limits.apply(&opts, cfg.MemoryLimit)
 	if objs != nil {
 		opts.ServerConditions = objs.conditions
+		opts.QueryOnly = cfg.Store.Role == roleQuery
+		if objs.rem != nil && cfg.Store.ClusterKey != "" {
+			opts.ClusterKey = cfg.Store.ClusterKey
+			opts.Unsealed = func(w io.Writer, req remote.UnsealedRequest) error {
+				return remote.WriteUnsealed(w, eng, nil, objs.node, req)
+			}
+		}
 	}
 	opts.Metrics, opts.MetricsAccess = reg, cfg.MetricsAccess
 	if deps.Runner != nil {

@@ -57,7 +57,7 @@ func TestObjectStoreFlags(t *testing.T) {
 		{"--object-store", "s3://logs", "--cache-size", "1KiB"},
 		{"--object-store", "s3://logs", "--ingest-nodes", "http://a:4000"}, // role all
 		{"--object-store", "s3://logs", "--role", "query", "--ingest-nodes", "a:4000"},
-		{"--object-store", "s3://logs", "--object-store-access-key", "k"}, // no secret
+		{"--object-store", "s3://logs", "--object-store-access-key", "k"},                     // no secret
 		{"--object-store", "s3://logs", "--role", "query", "--ingest-nodes", "http://a:4000"}, // no cluster key
 		{"--object-store", "s3://logs", "--role", "query", "--syslog-udp", "5514"},
 	} {

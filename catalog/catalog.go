@@ -60,6 +60,10 @@ type Options struct {
 	// the query command): a format 1 file is not rewritten, and every
 	// change fails with ErrReadOnly.
 	ReadOnly bool
+	// Shared, when set, is the copy several nodes share: changes go to it
+	// first, and SyncShared adopts the others' (shared.go). Nil (the
+	// default): the local file is the catalog.
+	Shared Shared
 }
 
 func (o *Options) withDefaults() Options {
@@ -206,6 +210,12 @@ func (c *Catalog) save(st *state) error {
 	if err != nil {
 		return err
 	}
+	return c.writeFile(data)
+}
+
+// writeFile writes data as the catalog file, atomically and durably,
+// after keeping the current file as the previous version.
+func (c *Catalog) writeFile(data []byte) error {
 	if c.file != nil {
 		if err := vfs.WriteFileAtomic(c.opts.FS, c.prev, c.file); err != nil {
 			return fmt.Errorf("write catalog's previous version: %w", err)
@@ -224,6 +234,9 @@ func (c *Catalog) save(st *state) error {
 func (c *Catalog) change(fn func(st *state) ([]Change, error)) error {
 	if c.opts.ReadOnly {
 		return ErrReadOnly
+	}
+	if c.opts.Shared != nil {
+		return c.changeShared(fn)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -45,6 +45,9 @@ type objectStoreConfig struct {
 	// (--cluster-key): ingest nodes serve their unsealed events to query
 	// nodes that present it.
 	ClusterKey string
+	// CatalogSync is how often the shared catalog is read for other
+	// nodes' changes (0: defaultCatalogSync; tests shorten it).
+	CatalogSync time.Duration
 }
 
 // enabled reports whether an object store is configured.

@@ -44,6 +44,11 @@ type objectStorage struct {
 	gcMu                          sync.Mutex
 	gcLastErr                     error
 	gcFailingSince                time.Time
+
+	// syncCancel stops the catalog sync; catalogSyncErr is its last error.
+	syncCancel     context.CancelFunc
+	syncDone       chan struct{}
+	catalogSyncErr atomic.Pointer[syncErr]
 }
 
 // openObjectStore opens the store cfg names (a seam for tests).
@@ -220,6 +225,11 @@ func (o *objectStorage) conditions() []httpapi.ServerCondition {
 				Since: st.FailingSince.UTC().Format(time.RFC3339), Count: st.Failures})
 		}
 	}
+	if se := o.catalogSyncErr.Load(); se != nil && se.err != nil {
+		out = append(out, httpapi.ServerCondition{Kind: "catalog_sync_failing",
+			Detail: fmt.Sprintf("the shared catalog in %s cannot be read (%v): this node serves the catalog it has, and changes to sources, endpoints and tokens fail", o.store, se.err),
+			Since:  se.since.UTC().Format(time.RFC3339)})
+	}
 	o.gcMu.Lock()
 	defer o.gcMu.Unlock()
 	if o.gcLastErr != nil {
@@ -249,4 +259,90 @@ func (o *objectStorage) close(ctx context.Context) error {
 		err = o.rem.Close()
 	}
 	return errors.Join(err, o.cache.Close())
+}
+
+// sharedCatalog is the catalog object in the store, as catalog.Shared.
+type sharedCatalog struct{ store objstore.Store }
+
+// catalogTimeout bounds one read or update of the shared catalog.
+const catalogTimeout = 30 * time.Second
+
+// Read implements catalog.Shared.
+func (s sharedCatalog) Read() ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), catalogTimeout)
+	defer cancel()
+	b, _, err := objstore.ReadCatalog(ctx, s.store)
+	if errors.Is(err, objstore.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// Update implements catalog.Shared.
+func (s sharedCatalog) Update(mutate func(cur []byte) ([]byte, error)) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), catalogTimeout)
+	defer cancel()
+	var out []byte
+	_, err := objstore.UpdateCatalog(ctx, s.store, func(cur []byte) ([]byte, error) {
+		next, err := mutate(cur)
+		if err != nil {
+			return nil, err
+		}
+		if next == nil {
+			out = cur
+			return nil, objstore.ErrNoChange
+		}
+		out = next
+		return next, nil
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// defaultCatalogSync is how often a node adopts catalog changes other
+// nodes made.
+const defaultCatalogSync = 5 * time.Second
+
+// startCatalogSync adopts, every interval, what other nodes changed in
+// the shared catalog.
+func (o *objectStorage) startCatalogSync(sync func() error, interval time.Duration) {
+	if interval <= 0 {
+		interval = defaultCatalogSync
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	o.syncCancel, o.syncDone = cancel, make(chan struct{})
+	go func() {
+		defer close(o.syncDone)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		failing := false
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			err := sync()
+			se := &syncErr{err: err, since: time.Now()}
+			if prev := o.catalogSyncErr.Load(); err != nil && prev != nil && prev.err != nil {
+				se.since = prev.since
+			}
+			o.catalogSyncErr.Store(se)
+			switch {
+			case err != nil && !failing:
+				o.log.Warn("object store: reading the shared catalog failed; this node keeps the catalog it has", "err", err)
+			case err == nil && failing:
+				o.log.Info("object store: the shared catalog reads again")
+			}
+			failing = err != nil
+		}
+	}()
+}
+
+// syncErr boxes the last catalog sync's error for an atomic.Pointer.
+type syncErr struct {
+	err   error
+	since time.Time // when the current run of failures began
 }

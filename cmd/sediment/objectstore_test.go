@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/internal/miniotest"
 	"github.com/sediment/sediment/objstore"
 )
@@ -273,22 +272,6 @@ func (r *running) sqlCount(source string) (int, []string) {
 	return res.Result[0].N, res.Warnings
 }
 
-// copyCatalog gives dst the catalog of src's data directory (what the
-// shared catalog would do; see docs/scale.md).
-func copyCatalog(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(src, catalog.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dst, catalog.FileName), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestClusterMinIO: two ingest nodes take events of one source while a
 // query node, with no data of its own, answers from the store and from
 // what the ingest nodes have not published, every acknowledged event
@@ -304,8 +287,7 @@ func TestClusterMinIO(t *testing.T) {
 	ingestCfg.Role = roleIngest
 	a := startWith(t, serveConfig{DataDir: dirA, PrivateToken: "k", Store: ingestCfg}, productionDeps())
 	a.mustDo("POST", "/api/sources", "k", `{"name":"app"}`, 201)
-	copyCatalog(t, dirA, dirB)
-	copyCatalog(t, dirA, dirQ)
+	// b and q find the source in the shared catalog.
 	b := startWith(t, serveConfig{DataDir: dirB, PrivateToken: "k", Store: ingestCfg}, productionDeps())
 	queryCfg := store
 	queryCfg.Role = roleQuery
@@ -355,6 +337,14 @@ func TestClusterMinIO(t *testing.T) {
 	metrics := q.mustDo("GET", "/metrics", "k", "", 200)
 	if !strings.Contains(metrics, "sediment_object_store_query_ingest_node_failures_total 2") {
 		t.Errorf("query node metrics:\n%s", grepLines(metrics, "sediment_object_store_query"))
+	}
+	// A change on one node reaches the others through the store.
+	q.mustDo("POST", "/api/endpoints", "k", `{"name":"counts","query":"select count(*) as n from `+"`app`"+`"}`, 201)
+	if err := a.a.cat.SyncShared(); err != nil {
+		t.Fatal(err)
+	}
+	if a.a.cat.EndpointByName("counts") == nil {
+		t.Fatal("an endpoint created on the query node did not reach an ingest node")
 	}
 	// Each ingest node's segments carry its own node id.
 	st, _ := objstore.OpenS3(store.S3)

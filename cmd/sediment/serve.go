@@ -20,6 +20,7 @@ import (
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/httpapi"
 	"github.com/sediment/sediment/httpapi/metrics"
+	"github.com/sediment/sediment/objstore"
 	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/query/search"
 	"github.com/sediment/sediment/remote"
@@ -402,7 +403,11 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 			_ = eng.Close()
 		}
 	}()
-	cat, err := catalog.Open(cfg.DataDir, &catalog.Options{Logger: log.With("component", "catalog")})
+	catOpts := &catalog.Options{Logger: log.With("component", "catalog")}
+	if objs != nil {
+		catOpts.Shared = sharedCatalog{store: objs.store}
+	}
+	cat, err := catalog.Open(cfg.DataDir, catOpts)
 	if errors.Is(err, catalog.ErrCorrupt) {
 		return nil, fmt.Errorf("open catalog: %w. Sediment does not start on a damaged catalog: its endpoints' SQL or access tokens may have changed. %s",
 			err, catalogRecovery(cfg.DataDir))
@@ -412,6 +417,15 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	}
 	if deps.SQLValidator != nil {
 		cat.SetSQLValidator(deps.SQLValidator(cat))
+	}
+	if objs != nil {
+		// Every node serves the catalog in the store; a node that cannot
+		// reach it starts with the one it has.
+		if err := cat.SyncShared(); errors.Is(err, objstore.ErrUnavailable) {
+			log.Warn("object store unreachable: starting with the local catalog; it is synced when the store is back", "err", err)
+		} else if err != nil {
+			return nil, fmt.Errorf("shared catalog: %w", err)
+		}
 	}
 	for _, sh := range eng.Shards() {
 		if cat.SourceByToken(sh.ID()) == nil {
@@ -461,6 +475,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), ln: ln, serveErr: make(chan error, 1), stopped: make(chan struct{}), objs: objs}
 	if objs != nil {
 		objs.reconcile(eng)
+		objs.startCatalogSync(cat.SyncShared, cfg.Store.CatalogSync)
 		objs.startGC(func() []string {
 			var ids []string
 			for _, src := range cat.Sources() {

@@ -296,6 +296,10 @@ func runServe(args []string, _, stderr io.Writer) int {
 	return code
 }
 
+// testEngineOptions, set only by tests that run the server as a child
+// process (kill -9 tests), adjusts the engine's options (small heads).
+var testEngineOptions func(*engine.Options)
+
 // serveDeps are the parts wired in from other layers; nil fields leave the
 // feature off.
 type serveDeps struct {
@@ -359,6 +363,9 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	}()
 	engOpts := &engine.Options{AckMode: cfg.AckMode, RepairWAL: cfg.RepairWAL, Logger: log.With("component", "engine")}
 	memoryOptions(cfg.MemoryLimit, engOpts)
+	if testEngineOptions != nil {
+		testEngineOptions(engOpts)
+	}
 	engOpts.BlockRows, engOpts.PageBytes, engOpts.SegmentMaxRows = cfg.BlockRows, cfg.PageBytes, cfg.SegmentRows
 	engOpts.ZstdLevel, engOpts.CompactZstdLevel = cfg.ZstdFlush, cfg.ZstdCompact
 	engOpts.MinFreeDiskBytes = cfg.MinFreeDisk

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +195,7 @@ func TestServeObjectStoreMinIO(t *testing.T) {
 	if b := r.mustDo("GET", "/ready", "", "", 200); b != `{"status":"ok"}` {
 		t.Fatalf("/ready with the store up: %s", b)
 	}
+	checkObjectStoreMetricsDocumented(t, metrics)
 	nodeID, _ := os.ReadFile(filepath.Join(dir, nodeIDFile))
 
 	// The store goes away: ingest is acknowledged all the same.
@@ -359,5 +361,34 @@ func TestClusterMinIO(t *testing.T) {
 	}
 	if len(nodes) != 2 {
 		t.Fatalf("manifest lists segments of %d nodes, want 2: %v", len(nodes), m.Segments)
+	}
+}
+
+// checkObjectStoreMetricsDocumented: every sediment_object_store_ family
+// a scrape has is in docs/metrics.md's list, and the list names no other.
+func checkObjectStoreMetricsDocumented(t *testing.T, scrape string) {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^- `(sediment_object_store_[a-z_]+)` \\((counter|gauge)\\)").FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+	served := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^# TYPE (sediment_object_store_[a-z_]+) ").FindAllStringSubmatch(scrape, -1) {
+		served[m[1]] = true
+		if !documented[m[1]] {
+			t.Errorf("%s is not in docs/metrics.md", m[1])
+		}
+	}
+	for name := range documented {
+		if !served[name] && !strings.Contains(name, "_query_") {
+			t.Errorf("docs/metrics.md lists %s, which an ingest node does not serve", name)
+		}
+	}
+	if len(served) == 0 {
+		t.Error("no sediment_object_store_ series served")
 	}
 }

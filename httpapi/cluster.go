@@ -8,7 +8,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/sediment/sediment/httpapi/ingest"
-	"github.com/sediment/sediment/remote"
 )
 
 // Routes and refusals of a node that is one of several sharing an object
@@ -16,21 +15,33 @@ import (
 // asks for the events they have not published, and a query node's
 // refusal of events.
 
-// handleUnsealed answers POST /internal/v1/unsealed (remote.UnsealedPath)
-// for a query node that presents the cluster key: the binary answer of
-// remote.WriteUnsealed, streamed. 404 when the node has no such route
-// (no Options.Unsealed), 401 without the key.
+// UnsealedPath and ClusterKeyHeader are the internal route and its key's
+// header; remote.UnsealedPath and remote.ClusterKeyHeader, which query
+// nodes use, are the same (this package stays below remote's concerns;
+// TestClusterMinIO goes through both).
+const (
+	UnsealedPath     = "/internal/v1/unsealed"
+	ClusterKeyHeader = "X-Sediment-Cluster-Key"
+)
+
+// handleUnsealed answers POST /internal/v1/unsealed (UnsealedPath)
+// for a query node that presents the cluster key: the binary answer
+// Options.Unsealed writes (remote.WriteUnsealed), streamed. 404 when the
+// node has no such route (no Options.Unsealed), 401 without the key.
 func (s *Server) handleUnsealed(ctx *fasthttp.RequestCtx) {
 	if s.opts.Unsealed == nil || s.opts.ClusterKey == "" {
 		sendStatic(ctx, fasthttp.StatusNotFound, bodyNotFound)
 		return
 	}
-	key := ctx.Request.Header.Peek(remote.ClusterKeyHeader)
+	key := ctx.Request.Header.Peek(ClusterKeyHeader)
 	if subtle.ConstantTimeCompare(key, []byte(s.opts.ClusterKey)) != 1 {
 		sendStatic(ctx, fasthttp.StatusUnauthorized, bodyUnauthorized)
 		return
 	}
-	var req remote.UnsealedRequest
+	var req struct {
+		Source string   `json:"source"`
+		Listed []string `json:"listed"`
+	}
 	if err := json.Unmarshal(ctx.PostBody(), &req); err != nil || req.Source == "" {
 		sendError(ctx, fasthttp.StatusBadRequest, "want {\"source\": token, \"listed\": [segment names]}")
 		return
@@ -41,7 +52,7 @@ func (s *Server) handleUnsealed(ctx *fasthttp.RequestCtx) {
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		// An error cuts the stream short: the query node finds no end
 		// marker and reports this node as not answering.
-		if err := unsealed(w, req); err != nil {
+		if err := unsealed(w, req.Source, req.Listed); err != nil {
 			s.log.Warn("answering a query node's request for unsealed events failed", "source_token", req.Source, "err", err)
 		}
 	})

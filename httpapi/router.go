@@ -9,7 +9,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/sediment/sediment/httpapi/ingest"
-	"github.com/sediment/sediment/remote"
 )
 
 // gatewayPrefix is the path Supabase's Kong gateway serves the analytics
@@ -146,7 +145,7 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 			s.handleMetrics(ctx)
 			return
 		}
-	case remote.UnsealedPath:
+	case UnsealedPath:
 		if method == fasthttp.MethodPost {
 			s.handleUnsealed(ctx)
 			return

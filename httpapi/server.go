@@ -20,7 +20,6 @@ import (
 	"github.com/sediment/sediment/httpapi/ingest"
 	"github.com/sediment/sediment/httpapi/metrics"
 	"github.com/sediment/sediment/query/search"
-	"github.com/sediment/sediment/remote"
 )
 
 // Options configure a Server. Engine and Catalog are required; every other
@@ -106,9 +105,11 @@ type Options struct {
 	// "degraded" (see readyserver.go).
 	ServerConditions func() []ServerCondition
 	// Unsealed, with ClusterKey, serves the internal route query nodes
-	// ask for this node's events not yet in the object store
-	// (remote.UnsealedPath; cluster.go). Nil: no such route.
-	Unsealed   func(w io.Writer, req remote.UnsealedRequest) error
+	// ask for this node's events of source not yet in the object store,
+	// given the segment names the manifest they read lists (UnsealedPath;
+	// cluster.go; remote.WriteUnsealed writes the answer). Nil: no such
+	// route.
+	Unsealed   func(w io.Writer, source string, listed []string) error
 	ClusterKey string
 	// QueryOnly refuses events (503): a query node's (--role query).
 	QueryOnly bool

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sediment/sediment/httpapi"
 	"github.com/sediment/sediment/internal/miniotest"
 	"github.com/sediment/sediment/objstore"
+	"github.com/sediment/sediment/remote"
 )
 
 func TestObjectStoreFlags(t *testing.T) {
@@ -390,5 +392,13 @@ func checkObjectStoreMetricsDocumented(t *testing.T, scrape string) {
 	}
 	if len(served) == 0 {
 		t.Error("no sediment_object_store_ series served")
+	}
+}
+
+// TestInternalRouteNames: the internal route httpapi serves is the one
+// remote's query nodes call, with the same key header.
+func TestInternalRouteNames(t *testing.T) {
+	if httpapi.UnsealedPath != remote.UnsealedPath || httpapi.ClusterKeyHeader != remote.ClusterKeyHeader {
+		t.Fatalf("httpapi serves %s (%s), remote calls %s (%s)", httpapi.UnsealedPath, httpapi.ClusterKeyHeader, remote.UnsealedPath, remote.ClusterKeyHeader)
 	}
 }

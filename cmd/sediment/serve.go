@@ -455,8 +455,8 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		opts.QueryOnly = cfg.Store.Role == roleQuery
 		if objs.rem != nil && cfg.Store.ClusterKey != "" {
 			opts.ClusterKey = cfg.Store.ClusterKey
-			opts.Unsealed = func(w io.Writer, req remote.UnsealedRequest) error {
-				return remote.WriteUnsealed(w, eng, nil, objs.node, req)
+			opts.Unsealed = func(w io.Writer, source string, listed []string) error {
+				return remote.WriteUnsealed(w, eng, nil, objs.node, remote.UnsealedRequest{Source: source, Listed: listed})
 			}
 		}
 	}

@@ -45,7 +45,8 @@ type QueryOptions struct {
 // it cannot reach (the store, an ingest node) becomes the answer's
 // warnings, so a client sees a partial answer marked as such.
 type QuerySource struct {
-	opts QueryOptions
+	opts    QueryOptions
+	readers openReaders
 
 	manifestFailures, nodeFailures, segmentFailures atomic.Int64
 	unsealedBytes, unsealedParts                    atomic.Int64
@@ -101,6 +102,7 @@ func (q *QuerySource) Parts(shard string) ([]engine.ExternalPart, []string) {
 		q.opts.Logger.Warn("query node: reading a manifest failed", "source_token", shard, "err", err)
 		return nil, []string{fmt.Sprintf("the object store did not answer (%v): no event of this source is in this answer", err)}
 	}
+	q.readers.listed(shard, m)
 	listed := make([]string, len(m.Segments))
 	for i, e := range m.Segments {
 		listed[i] = e.Name
@@ -144,21 +146,20 @@ func (q *QuerySource) Parts(shard string) ([]engine.ExternalPart, []string) {
 		if skip[e.Name] {
 			continue
 		}
-		key := objstore.SegmentsPrefix(shard) + e.Name
-		f, err := q.opts.Cache.Open(ctx, key, objstore.ObjectInfo{Key: key, Size: e.Size, ETag: e.ETag, Sum: e.Sum})
-		var r *segment.Reader
-		if err == nil {
-			r, err = segment.Open(f, e.Name)
-		}
+		p, err := q.readers.get(ctx, q.opts.Cache, shard, e)
 		if err != nil {
 			q.segmentFailures.Add(1)
 			gaps = append(gaps, fmt.Sprintf("segment %s (%d events) could not be read from the object store (%v)", e.Name, e.Rows, err))
 			continue
 		}
-		parts = append(parts, engine.ExternalPart{Name: e.Name, Reader: r})
+		parts = append(parts, p)
 	}
 	return parts, gaps
 }
+
+// Close closes the segments kept open between queries (those snapshots
+// still hold close when released).
+func (q *QuerySource) Close() { q.readers.closeAll() }
 
 // askNode asks one ingest node for what the manifest does not list.
 func (q *QuerySource) askNode(ctx context.Context, base string, req UnsealedRequest) (*Unsealed, error) {

@@ -200,6 +200,12 @@ func TestQueryNodeAnswersFromStoreAndIngestNodes(t *testing.T) {
 	if ids, warnings := queryAll(t, q); len(ids) != 435 || len(warnings) != 0 {
 		t.Fatalf("after publishing: %d events, warnings %v", len(ids), warnings)
 	}
+	// Listed segments stay open from query to query; delisted ones (a's
+	// compaction inputs) were closed.
+	m, _, _ := objstore.ReadManifest(context.Background(), store, source)
+	if len(qs.readers.m) != len(m.Segments) {
+		t.Fatalf("%d segments kept open, the manifest lists %d", len(qs.readers.m), len(m.Segments))
+	}
 
 	// Node b stops answering: its published events are still read from
 	// the store, its head is missing, and the answer says so.
@@ -210,6 +216,10 @@ func TestQueryNodeAnswersFromStoreAndIngestNodes(t *testing.T) {
 	}
 	if st := qs.Stats(); st.NodeFailures == 0 || st.UnsealedParts == 0 {
 		t.Fatalf("stats %+v", st)
+	}
+	qs.Close()
+	if len(qs.readers.m) != 0 {
+		t.Fatalf("%d segments open after Close", len(qs.readers.m))
 	}
 
 	// A wrong cluster key is refused: partial, not wrong.

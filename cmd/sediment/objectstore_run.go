@@ -258,6 +258,9 @@ func (o *objectStorage) close(ctx context.Context) error {
 		}
 		err = o.rem.Close()
 	}
+	if o.query != nil {
+		o.query.Close()
+	}
 	return errors.Join(err, o.cache.Close())
 }
 

@@ -233,3 +233,86 @@ func BenchmarkQueryNode(b *testing.B) {
 	}
 	b.Logf("segments in the store: %d, %d bytes", len(m.Segments), total)
 }
+
+// BenchmarkIngestNodes measures the ingest rate of one and of two ingest
+// nodes (engines in this process, each with its own data directory and
+// node id) taking events of one source, with their segments published to
+// the store as they are flushed; the time includes publishing everything
+// (Drain). It uses MinIO on loopback when it can be had.
+func BenchmarkIngestNodes(b *testing.B) {
+	dir := b.TempDir()
+	var store objstore.Store = objstore.NewMemStore(nil)
+	os.MkdirAll(filepath.Join(dir, "minio"), 0o755)
+	if srv, err := miniotest.Launch(filepath.Join(dir, "minio")); err == nil {
+		defer srv.Stop()
+		store = minioStore(b, srv)
+	} else {
+		b.Logf("MinIO not available (%v): the in-memory store", err)
+	}
+	const batchEvents = 5000
+	batch := make([]event.Event, batchEvents)
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixMicro()
+	for i := range batch {
+		batch[i] = event.Event{Timestamp: base + int64(i), HasMessage: true,
+			Message: fmt.Sprintf("GET %s?select=* %d in %dms from client %d", benchPaths[i%len(benchPaths)], []int{200, 201, 404, 500}[i%4], i%97, i*7919%10007),
+			Fields: event.ObjectValue(
+				event.Member("project", event.StringValue(fmt.Sprintf("p%d", i%10))),
+				event.Member("status_code", event.IntValue(int64([]int{200, 201, 404, 500}[i%4]))),
+			)}
+	}
+	for _, nodes := range []int{1, 2} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			var shards []*engine.Shard
+			var rems []*Segments
+			for n := range nodes {
+				ndir := filepath.Join(dir, fmt.Sprintf("run-%d-%d-node%d", nodes, b.N, n))
+				cache, err := objstore.OpenCache(store, objstore.CacheOptions{Dir: filepath.Join(ndir, "cache")})
+				if err != nil {
+					b.Fatal(err)
+				}
+				rem, err := New(Options{Store: store, Cache: cache, Node: fmt.Sprintf("bench%d-%d", nodes, n)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				eng, err := engine.Open(filepath.Join(ndir, "data"), &engine.Options{Remote: rem, AckMode: engine.AckBuffered})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer func() { eng.Close(); rem.Close(); cache.Close() }()
+				sh, _ := eng.Shard(source)
+				shards, rems = append(shards, sh), append(rems, rem)
+			}
+			b.ResetTimer()
+			errs := make(chan error, nodes)
+			for n, sh := range shards {
+				go func() {
+					var err error
+					for i := n; i < b.N; i += nodes {
+						if err = sh.Append(context.Background(), batch); err != nil {
+							break
+						}
+					}
+					if err == nil {
+						err = sh.Flush()
+					}
+					errs <- err
+				}()
+			}
+			for range shards {
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
+			}
+			for _, rem := range rems {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				err := rem.Drain(ctx)
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N*batchEvents)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}

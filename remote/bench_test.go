@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,6 +235,9 @@ func BenchmarkQueryNode(b *testing.B) {
 	b.Logf("segments in the store: %d, %d bytes", len(m.Segments), total)
 }
 
+// ingestRuns numbers BenchmarkIngestNodes' runs: each gets new directories.
+var ingestRuns atomic.Int64
+
 // BenchmarkIngestNodes measures the ingest rate of one and of two ingest
 // nodes (engines in this process, each with its own data directory and
 // node id) taking events of one source, with their segments published to
@@ -264,13 +268,14 @@ func BenchmarkIngestNodes(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			var shards []*engine.Shard
 			var rems []*Segments
-			for n := range nodes {
-				ndir := filepath.Join(dir, fmt.Sprintf("run-%d-%d-node%d", nodes, b.N, n))
+			for range nodes {
+				run := ingestRuns.Add(1) // new directories and node ids: never a name reused
+				ndir := filepath.Join(dir, fmt.Sprintf("run-%d", run))
 				cache, err := objstore.OpenCache(store, objstore.CacheOptions{Dir: filepath.Join(ndir, "cache")})
 				if err != nil {
 					b.Fatal(err)
 				}
-				rem, err := New(Options{Store: store, Cache: cache, Node: fmt.Sprintf("bench%d-%d", nodes, n)})
+				rem, err := New(Options{Store: store, Cache: cache, Node: fmt.Sprintf("bench%d", run)})
 				if err != nil {
 					b.Fatal(err)
 				}

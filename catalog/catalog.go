@@ -66,6 +66,10 @@ type Options struct {
 	// the query command): a format 1 file is not rewritten, and every
 	// change fails with ErrReadOnly.
 	ReadOnly bool
+	// Shared, when set, is the copy several nodes share: changes go to it
+	// first, and SyncShared adopts the others' (shared.go). Nil (the
+	// default): the local file is the catalog.
+	Shared Shared
 }
 
 func (o *Options) withDefaults() Options {
@@ -202,11 +206,7 @@ func Open(dir string, opts *Options) (*Catalog, error) {
 	return c, nil
 }
 
-// save writes st as the catalog file, atomically and durably, after
-// keeping the current file as the previous version. The new file is
-// written (and synced) to a temporary name first, the write most likely to
-// fail on a full disk: when any step before the rename fails, the
-// temporary file is removed and both files are as they were.
+// save writes st as the catalog file (writeFile).
 func (c *Catalog) save(st *state) error {
 	if c.opts.ReadOnly {
 		return ErrReadOnly
@@ -215,6 +215,15 @@ func (c *Catalog) save(st *state) error {
 	if err != nil {
 		return err
 	}
+	return c.writeFile(data)
+}
+
+// writeFile writes data as the catalog file, atomically and durably, after
+// keeping the current file as the previous version. The new file is
+// written (and synced) to a temporary name first, the write most likely to
+// fail on a full disk: when any step before the rename fails, the
+// temporary file is removed and both files are as they were.
+func (c *Catalog) writeFile(data []byte) error {
 	fs := c.opts.FS
 	tmp := c.path + ".tmp"
 	if err := vfs.WriteFileSynced(fs, tmp, data); err != nil {
@@ -252,6 +261,9 @@ func saveError(what string, err error) error {
 func (c *Catalog) change(fn func(st *state) ([]Change, error)) error {
 	if c.opts.ReadOnly {
 		return ErrReadOnly
+	}
+	if c.opts.Shared != nil {
+		return c.changeShared(fn)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -31,7 +31,7 @@ func (s *Shard) Check() error { return errors.Join(s.CheckProblems()...) }
 // are not problems: they are in the shard's record of lost data
 // (ShardInfo.Lost).
 func (s *Shard) CheckProblems() []error {
-	sn := s.Snapshot()
+	sn := s.ownSnapshot()
 	defer sn.Release()
 	var errs []error
 	seen := map[string]bool{}
@@ -498,7 +498,7 @@ type LostData struct {
 
 // Info describes the shard as it is now.
 func (s *Shard) Info() ShardInfo {
-	sn := s.Snapshot()
+	sn := s.ownSnapshot()
 	defer sn.Release()
 	s.mu.RLock()
 	var warnings []string

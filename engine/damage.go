@@ -66,6 +66,9 @@ const (
 	// lossReplay is never persisted either: the log of a shard whose
 	// replay panicked (openReplayFailed), not served until a restart.
 	lossReplay = 4
+	// lossRemote is never persisted: events a query node could not reach
+	// (external.go).
+	lossRemote = 5
 
 	lossRowsKnown = 1 << 0
 	lossTimeKnown = 1 << 1
@@ -123,6 +126,8 @@ func (u *lostUnit) warning(source string, partial bool) string {
 		return fmt.Sprintf("source %s: the write-ahead log is damaged and its unreadable part is not in this answer (%s)", source, u.cause)
 	case u.kind == lossReplay:
 		return fmt.Sprintf("source %s: the events of its write-ahead log are not in this answer (%s; the server log has the details)", source, u.cause)
+	case u.kind == lossRemote:
+		return fmt.Sprintf("source %s: this answer may miss events: %s", source, u.cause)
 	case u.rows < 0:
 		return fmt.Sprintf("source %s: segment %016x is quarantined and not in this answer (how many events it held is unknown: %s)", source, u.seg, u.cause)
 	case partial:

@@ -218,6 +218,10 @@ type Options struct {
 	// to keep copies in object storage (see Remote). Nil (the default):
 	// segments live on local disk only.
 	Remote Remote
+	// External, when set, adds segments kept elsewhere to every snapshot
+	// of a shard (a query node's: see External). Nil (the default): a
+	// shard serves its own data only.
+	External External
 }
 
 func (o *Options) withDefaults() (*Options, error) {

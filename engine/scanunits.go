@@ -247,6 +247,8 @@ func (l *lostScanUnit) report(ctx context.Context) error {
 		return &DamageError{Source: l.sc.name, File: filepath.Join("segments", segName(l.u.seg)), Block: l.u.block, Cause: l.u.cause}
 	case lossWAL, lossReplay:
 		return &DamageError{Source: l.sc.name, File: "its write-ahead log", Block: -1, Cause: l.u.cause}
+	case lossRemote:
+		return &PartialError{Source: l.sc.name, Cause: l.u.cause}
 	}
 	return &DamageError{Source: l.sc.name, File: filepath.Join("segments", segName(l.u.seg)), Block: -1, Cause: l.u.cause}
 }

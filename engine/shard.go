@@ -157,12 +157,20 @@ type segRef struct {
 
 	colsOnce sync.Once
 	byPath   map[string][]colRef
+
+	// extRelease, set for a segment of Options.External, replaces the
+	// close and removal of a local file (external.go).
+	extRelease func()
 }
 
 func (s *segRef) acquire() { s.refs.Add(1) }
 
 func (s *segRef) release() {
 	if s.refs.Add(-1) != 0 {
+		return
+	}
+	if s.extRelease != nil {
+		s.extRelease()
 		return
 	}
 	s.r.Close()

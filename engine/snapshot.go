@@ -29,8 +29,19 @@ type Snapshot struct {
 	snapshotState
 }
 
-// Snapshot takes a snapshot; call Release when done.
+// Snapshot takes a snapshot; call Release when done. With
+// Options.External it includes the external parts (external.go).
 func (s *Shard) Snapshot() *Snapshot {
+	sn := s.ownSnapshot()
+	if s.opts.External != nil {
+		sn.addExternal(s)
+	}
+	return sn
+}
+
+// ownSnapshot is a snapshot of the shard's own segments and heads only
+// (checks and statistics, which must not reach out to other nodes).
+func (s *Shard) ownSnapshot() *Snapshot {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	sn := &Snapshot{shard: s, segs: make([]*segRef, len(s.segs)), cutoff: s.retentionCutoff(), lost: s.lost, walLost: s.walLost}

@@ -44,7 +44,11 @@ func (s *Server) handleReady(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	conds := s.eng.Conditions()
-	if len(conds) == 0 {
+	var server []ServerCondition
+	if s.opts.ServerConditions != nil {
+		server = s.opts.ServerConditions()
+	}
+	if len(conds) == 0 && len(server) == 0 {
 		sendStatic(ctx, fasthttp.StatusOK, bodyHealthOK)
 		return
 	}
@@ -73,8 +77,12 @@ func (s *Server) handleReady(ctx *fasthttp.RequestCtx) {
 		last.Conditions = append(last.Conditions, condition{Kind: string(c.Kind), RefusesIngest: c.RefusesIngest,
 			Detail: c.Detail, Since: c.Since.UTC().Format(time.RFC3339), Count: c.Count})
 	}
+	if out == nil {
+		out = []source{}
+	}
 	sendJSON(ctx, fasthttp.StatusOK, struct {
-		Status  string   `json:"status"`
-		Sources []source `json:"sources"`
-	}{"degraded", out})
+		Status  string            `json:"status"`
+		Sources []source          `json:"sources"`
+		Server  []ServerCondition `json:"server,omitempty"`
+	}{"degraded", out, server})
 }

@@ -87,6 +87,9 @@ func (s *Server) handleExpect(ctx *fasthttp.RequestCtx) int {
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	path := routePath(ctx)
 	method := b2s(ctx.Method())
+	if s.refuseIngest(ctx, method, path) {
+		return
+	}
 
 	if r, ok := ingest.RouteForPath(path); ok {
 		cors := corsNone
@@ -140,6 +143,11 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	case "/metrics":
 		if get {
 			s.handleMetrics(ctx)
+			return
+		}
+	case UnsealedPath:
+		if method == fasthttp.MethodPost {
+			s.handleUnsealed(ctx)
 			return
 		}
 	case "/api/query":

@@ -104,6 +104,20 @@ type Options struct {
 	// retention_days is 0 (unset); 0 keeps their events forever. A
 	// source's own retention_days wins, shorter or longer.
 	DefaultRetentionDays int
+	// ServerConditions, when set, returns what is wrong with the server
+	// as a whole rather than with one source (an object store that cannot
+	// be reached): GET /ready reports them under "server" and answers
+	// "degraded" (see readyserver.go).
+	ServerConditions func() []ServerCondition
+	// Unsealed, with ClusterKey, serves the internal route query nodes
+	// ask for this node's events of source not yet in the object store,
+	// given the segment names the manifest they read lists (UnsealedPath;
+	// cluster.go; remote.WriteUnsealed writes the answer). Nil: no such
+	// route.
+	Unsealed   func(w io.Writer, source string, listed []string) error
+	ClusterKey string
+	// QueryOnly refuses events (503): a query node's (--role query).
+	QueryOnly bool
 }
 
 // DefaultMaxInflightBodyBytes is the default of

@@ -64,13 +64,22 @@ type Segments struct {
 	wake    chan struct{}        // signalled when a change is queued
 	lastErr error
 
-	uploaded, uploadedBytes, delisted, skipped, abandoned, failures atomic.Int64
+	uploaded, uploadedBytes, delisted, skipped, abandoned, failures, reconciled atomic.Int64
+	// failingSince is when the current run of failed attempts started
+	// (Unix µs; 0 while publishing succeeds).
+	failingSince atomic.Int64
 }
 
 // change is one engine.Remote call to publish.
 type change struct {
 	added   *engine.RemoteSegment // nil: only removals
 	removed []uint64
+	// keepHeld: publishing added does not call its Done (a reconcile
+	// publishes segments it releases itself).
+	keepHeld bool
+	// reconcile: a Reconcile of the shard's segments, local (held).
+	reconcile bool
+	local     []*engine.RemoteSegment
 }
 
 var _ engine.Remote = (*Segments)(nil)
@@ -110,6 +119,11 @@ func (r *Segments) SegmentsReplaced(shard string, added *engine.RemoteSegment, r
 	}
 	r.queues[shard] = append(r.queues[shard], &change{added: added, removed: slices.Clone(removed)})
 	r.mu.Unlock()
+	r.signal()
+}
+
+// signal wakes the publishing goroutine.
+func (r *Segments) signal() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -141,10 +155,15 @@ type Stats struct {
 	// local file was gone (set aside as damaged) before they could be
 	// uploaded.
 	Uploaded, UploadedBytes, Delisted, Skipped, Abandoned int64
+	// Reconciled counts segments published by Reconcile (found unlisted
+	// at startup).
+	Reconciled int64
 	// Failures counts failed attempts (each retried); LastError is the
-	// latest, nil once an attempt succeeds.
-	Failures  int64
-	LastError error
+	// latest, nil once an attempt succeeds; FailingSince is when the
+	// current run of failures began (zero while publishing succeeds).
+	Failures     int64
+	LastError    error
+	FailingSince time.Time
 	// Pending counts the changes not yet published.
 	Pending int
 }
@@ -158,8 +177,13 @@ func (r *Segments) Stats() Stats {
 	}
 	last := r.lastErr
 	r.mu.Unlock()
-	return Stats{Uploaded: r.uploaded.Load(), UploadedBytes: r.uploadedBytes.Load(), Delisted: r.delisted.Load(),
-		Skipped: r.skipped.Load(), Abandoned: r.abandoned.Load(), Failures: r.failures.Load(), LastError: last, Pending: pending}
+	st := Stats{Uploaded: r.uploaded.Load(), UploadedBytes: r.uploadedBytes.Load(), Delisted: r.delisted.Load(),
+		Skipped: r.skipped.Load(), Abandoned: r.abandoned.Load(), Reconciled: r.reconciled.Load(),
+		Failures: r.failures.Load(), LastError: last, Pending: pending}
+	if us := r.failingSince.Load(); us != 0 {
+		st.FailingSince = time.UnixMicro(us)
+	}
+	return st
 }
 
 // Drain waits until every change queued so far is published, or ctx
@@ -181,7 +205,7 @@ func (r *Segments) Drain(ctx context.Context) error {
 }
 
 // Close stops publishing. What is still queued is not published now
-// (the next phase republishes it at startup from what the engine has);
+// (Reconcile at the next startup publishes it from what the engine has);
 // the local files it held are released.
 func (r *Segments) Close() error {
 	r.cancel()
@@ -190,8 +214,11 @@ func (r *Segments) Close() error {
 	defer r.mu.Unlock()
 	for shard, q := range r.queues {
 		for _, c := range q {
-			if c.added != nil {
+			if c.added != nil && !c.keepHeld {
 				c.added.Done()
+			}
+			for _, a := range c.local {
+				a.Done()
 			}
 		}
 		delete(r.queues, shard)
@@ -213,7 +240,12 @@ func (r *Segments) run() {
 				continue
 			}
 		}
-		err := r.publish(shard, c)
+		var err error
+		if c.reconcile {
+			err = r.reconcile(shard, c)
+		} else {
+			err = r.publish(shard, c)
+		}
 		r.mu.Lock()
 		r.lastErr = err
 		if err == nil {
@@ -222,12 +254,14 @@ func (r *Segments) run() {
 		r.mu.Unlock()
 		if err == nil {
 			backoff = r.opts.RetryMin
+			r.failingSince.Store(0)
 			continue
 		}
 		if r.ctx.Err() != nil {
 			return
 		}
 		r.failures.Add(1)
+		r.failingSince.CompareAndSwap(0, time.Now().UnixMicro())
 		r.opts.Logger.Warn("remote: publishing a segment change failed; retrying", "source", shard, "err", err, "retry_in", backoff)
 		t := time.NewTimer(backoff)
 		select {
@@ -323,7 +357,9 @@ func (r *Segments) publish(shard string, c *change) error {
 		// reconciliation (next phase) settles the manifest.
 		r.abandoned.Add(1)
 		r.opts.Logger.Error("remote: segment gone before it could be uploaded; the manifest keeps what it replaced", "source", shard, "segment", a.Path)
-		a.Done()
+		if !c.keepHeld {
+			a.Done()
+		}
 		return nil
 	}
 	if err != nil {
@@ -340,6 +376,8 @@ func (r *Segments) publish(shard string, c *change) error {
 	r.uploaded.Add(1)
 	r.uploadedBytes.Add(a.Size)
 	r.delisted.Add(int64(len(names)))
-	a.Done()
+	if !c.keepHeld {
+		a.Done()
+	}
 	return nil
 }

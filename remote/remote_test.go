@@ -245,7 +245,7 @@ func TestLifecycleMinIO(t *testing.T) {
 	testLifecycle(t, minioStore(t, srv), vfs.OS, filepath.Join(dir, "data"), filepath.Join(dir, "cache"))
 }
 
-func minioStore(t *testing.T, srv *miniotest.Server) *objstore.S3 {
+func minioStore(t testing.TB, srv *miniotest.Server) *objstore.S3 {
 	t.Helper()
 	cfg, err := objstore.ParseS3URL("s3://sediment-remote/" + t.Name())
 	if err != nil {

@@ -20,8 +20,10 @@ import (
 	"github.com/sediment/sediment/engine"
 	"github.com/sediment/sediment/httpapi"
 	"github.com/sediment/sediment/httpapi/metrics"
+	"github.com/sediment/sediment/objstore"
 	"github.com/sediment/sediment/query/endpoints"
 	"github.com/sediment/sediment/query/search"
+	"github.com/sediment/sediment/remote"
 	"github.com/sediment/sediment/sql"
 	"github.com/sediment/sediment/sql/parser"
 )
@@ -94,6 +96,9 @@ type serveConfig struct {
 	// MetricsAccess says who may read GET /metrics without the private
 	// key (--metrics-public).
 	MetricsAccess httpapi.MetricsAccess
+	// Store configures object storage (objectstore.go); its zero value,
+	// the default, keeps everything in DataDir.
+	Store objectStoreConfig
 }
 
 // defaultMinFreeDisk is --min-free-disk's default: room, once ingest is
@@ -147,6 +152,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	cfg.Syslog.register(fs)
 	fs.Var((*metricsAccessFlag)(&cfg.MetricsAccess), "metrics-public", metricsPublicUsage)
 	parseLimits := cfg.Limits.register(fs)
+	parseStore := registerObjectStoreFlags(fs, getenv, &cfg.Store)
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "format of the server's log on stderr: text (key=value) or json (one object per line)")
 	fs.StringVar(&cfg.SnapshotDir, "snapshot-dir", "", "directory POST /api/admin/snapshot writes snapshots into (default <data-dir>/snapshots)")
 	if err := applyFlagEnv(fs, getenv); err != nil {
@@ -157,6 +163,12 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	}
 	if err := parseLimits(); err != nil {
 		return cfg, err
+	}
+	if err := parseStore(); err != nil {
+		return cfg, err
+	}
+	if cfg.Store.Role == roleQuery && (cfg.Syslog.TCP != "" || cfg.Syslog.UDP != "") {
+		return cfg, errors.New("--syslog-tcp and --syslog-udp take events: not on a query node (--role query)")
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -301,6 +313,10 @@ func runServe(args []string, _, stderr io.Writer) int {
 	return code
 }
 
+// testEngineOptions, set only by tests that run the server as a child
+// process (kill -9 tests), adjusts the engine's options (small heads).
+var testEngineOptions func(*engine.Options)
+
 // serveDeps are the parts wired in from other layers; nil fields leave the
 // feature off.
 type serveDeps struct {
@@ -342,6 +358,8 @@ type app struct {
 
 	// syslogTCP and syslogUDP are the syslog listeners' addresses (nil: off).
 	syslogTCP, syslogUDP net.Addr
+	// objs is the object storage (nil: none, the default).
+	objs *objectStorage
 }
 
 // startServer opens the data directory, sets up access tokens, starts
@@ -362,6 +380,9 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	}()
 	engOpts := &engine.Options{AckMode: cfg.AckMode, RepairWAL: cfg.RepairWAL, Logger: log.With("component", "engine")}
 	memoryOptions(cfg.MemoryLimit, engOpts)
+	if testEngineOptions != nil {
+		testEngineOptions(engOpts)
+	}
 	engOpts.BlockRows, engOpts.PageBytes, engOpts.SegmentMaxRows = cfg.BlockRows, cfg.PageBytes, cfg.SegmentRows
 	engOpts.ZstdLevel, engOpts.CompactZstdLevel = cfg.ZstdFlush, cfg.ZstdCompact
 	engOpts.MinFreeDiskBytes = cfg.MinFreeDisk
@@ -370,6 +391,26 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
 	reg := metrics.New(log.With("component", "metrics"))
 	engOpts.ObserveWALSync = reg.ObserveWALSync
+	var objs *objectStorage
+	if cfg.Store.enabled() {
+		if objs, err = openObjectStorage(cfg.Store, cfg.DataDir, log.With("component", "objstore")); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				_ = objs.close(context.Background())
+			}
+		}()
+		if objs.rem != nil {
+			engOpts.Remote = objs.rem
+		}
+		if objs.query != nil {
+			engOpts.External = objs.query
+		}
+		if err := reg.Register(newObjectStoreCollector(objs)); err != nil {
+			return nil, err
+		}
+	}
 	eng, err := engine.Open(cfg.DataDir, engOpts)
 	if err != nil {
 		return nil, fmt.Errorf("open engine: %w", err)
@@ -387,7 +428,11 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 			_ = eng.Close()
 		}
 	}()
-	cat, err := catalog.Open(cfg.DataDir, &catalog.Options{Logger: log.With("component", "catalog")})
+	catOpts := &catalog.Options{Logger: log.With("component", "catalog")}
+	if objs != nil {
+		catOpts.Shared = sharedCatalog{store: objs.store}
+	}
+	cat, err := catalog.Open(cfg.DataDir, catOpts)
 	if errors.Is(err, catalog.ErrCorrupt) {
 		return nil, fmt.Errorf("open catalog: %w. Sediment does not start on a damaged catalog: its endpoints' SQL or access tokens may have changed. %s",
 			err, catalogRecovery(cfg.DataDir))
@@ -397,6 +442,15 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	}
 	if deps.SQLValidator != nil {
 		cat.SetSQLValidator(deps.SQLValidator(cat))
+	}
+	if objs != nil {
+		// Every node serves the catalog in the store; a node that cannot
+		// reach it starts with the one it has.
+		if err := cat.SyncShared(); errors.Is(err, objstore.ErrUnavailable) {
+			log.Warn("object store unreachable: starting with the local catalog; it is synced when the store is back", "err", err)
+		} else if err != nil {
+			return nil, fmt.Errorf("shared catalog: %w", err)
+		}
 	}
 	for _, sh := range eng.Shards() {
 		if cat.SourceByToken(sh.ID()) == nil {
@@ -414,6 +468,16 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		SnapshotDir: cfg.SnapshotDir, SnapshotFiles: []string{filepath.Join(cfg.DataDir, generatedKeysFile)},
 		Search: search.Options{MemoryLimit: perQuery, MemoryLimitSetting: "--query-memory", MemoryPool: pool}}
 	cfg.Limits.apply(&opts, cfg.MemoryLimit)
+	if objs != nil {
+		opts.ServerConditions = objs.conditions
+		opts.QueryOnly = cfg.Store.Role == roleQuery
+		if objs.rem != nil && cfg.Store.ClusterKey != "" {
+			opts.ClusterKey = cfg.Store.ClusterKey
+			opts.Unsealed = func(w io.Writer, source string, listed []string) error {
+				return remote.WriteUnsealed(w, eng, nil, objs.node, remote.UnsealedRequest{Source: source, Listed: listed})
+			}
+		}
+	}
 	opts.Metrics, opts.MetricsAccess = reg, cfg.MetricsAccess
 	if deps.Runner != nil {
 		opts.Runner = deps.Runner(eng, cat, &endpoints.Options{Logger: log.With("component", "query"),
@@ -433,7 +497,18 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 		ln.Close()
 		return nil, err
 	}
-	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), ln: ln, serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	a := &app{log: log, eng: eng, cat: cat, runner: opts.Runner, lock: lock, srv: srv, addr: ln.Addr(), ln: ln, serveErr: make(chan error, 1), stopped: make(chan struct{}), objs: objs}
+	if objs != nil {
+		objs.reconcile(eng)
+		objs.startCatalogSync(cat.SyncShared, cfg.Store.CatalogSync)
+		objs.startGC(func() []string {
+			var ids []string
+			for _, src := range cat.Sources() {
+				ids = append(ids, src.Token)
+			}
+			return ids
+		})
+	}
 	idleCtx, stopIdle := context.WithCancel(context.Background())
 	go releaseIdleMemory(idleCtx, eng, srv.ReleaseIdleMemory, 10*time.Second)
 	go func() {
@@ -483,6 +558,12 @@ func (a *app) shutdown(ctx context.Context) error {
 		c.Close()
 	}
 	eerr := a.eng.Close()
+	var oerr error
+	if a.objs != nil {
+		// After the engine's close, which flushed its heads: their
+		// segments are published now if the store lets us in time.
+		oerr = a.objs.close(ctx)
+	}
 	a.lock.Close()
-	return errors.Join(herr, eerr)
+	return errors.Join(herr, eerr, oerr)
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// objectStoreCollector exposes object storage's counters on /metrics.
+type objectStoreCollector struct{ o *objectStorage }
+
+func newObjectStoreCollector(o *objectStorage) *objectStoreCollector {
+	return &objectStoreCollector{o: o}
+}
+
+func osDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc("sediment_object_store_"+name, help, nil, nil)
+}
+
+var (
+	descOSUploads        = osDesc("segments_uploaded_total", "Segments this node uploaded and listed in their manifest.")
+	descOSUploadedBytes  = osDesc("uploaded_bytes_total", "Bytes of the segments this node uploaded.")
+	descOSDelisted       = osDesc("segments_delisted_total", "Segments this node removed from manifests (compaction inputs, retention).")
+	descOSSkipped        = osDesc("segments_skipped_total", "Segments replaced before they could be uploaded (their replacement carries their events).")
+	descOSAbandoned      = osDesc("segments_abandoned_total", "Segments whose local file was gone (set aside as damaged) before they could be uploaded.")
+	descOSReconciled     = osDesc("segments_reconciled_total", "Segments found unpublished at startup and published.")
+	descOSPending        = osDesc("publish_pending", "Segment changes (uploads, delistings) waiting to be published.")
+	descOSFailures       = osDesc("publish_failures_total", "Failed attempts to publish a segment change (each retried with backoff).")
+	descOSFailing        = osDesc("publish_failing", "1 while publishing fails (the store is unreachable or refuses), else 0.")
+	descOSCacheHits      = osDesc("cache_hits_total", "Chunk reads served from the local cache.")
+	descOSCacheMisses    = osDesc("cache_misses_total", "Chunk reads fetched from the store.")
+	descOSCacheFetches   = osDesc("cache_fetches_total", "Ranged GETs the cache made.")
+	descOSCacheFetched   = osDesc("cache_fetched_bytes_total", "Bytes the cache fetched from the store.")
+	descOSCacheEvictions = osDesc("cache_evictions_total", "Chunks evicted from the cache to stay within --cache-size.")
+	descOSCacheDamaged   = osDesc("cache_damaged_total", "Cached chunks that failed their checksum (dropped and fetched again).")
+	descOSCacheBytes     = osDesc("cache_bytes", "Bytes the cache holds on disk.")
+	descOSCacheLimit     = osDesc("cache_limit_bytes", "The cache's bound (--cache-size).")
+	descOSGCRuns         = osDesc("gc_runs_total", "Garbage collections run.")
+	descOSGCFailures     = osDesc("gc_failures_total", "Garbage collections that failed for some source.")
+	descOSGCDeleted      = osDesc("gc_deleted_total", "Segment objects deleted by garbage collection.")
+	descOSQManifest      = osDesc("query_manifest_failures_total", "Query node: snapshots whose manifest could not be read (answers marked partial).")
+	descOSQNode          = osDesc("query_ingest_node_failures_total", "Query node: ingest node requests that failed (answers marked partial).")
+	descOSQSegment       = osDesc("query_segment_failures_total", "Query node: listed segments that could not be opened (answers marked partial).")
+	descOSQUnsealed      = osDesc("query_unsealed_bytes_total", "Query node: bytes of unsealed events the ingest nodes sent.")
+)
+
+// Describe implements prometheus.Collector.
+func (c *objectStoreCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descOSUploads, descOSUploadedBytes, descOSDelisted, descOSSkipped, descOSAbandoned,
+		descOSReconciled, descOSPending, descOSFailures, descOSFailing, descOSCacheHits, descOSCacheMisses, descOSCacheFetches,
+		descOSCacheFetched, descOSCacheEvictions, descOSCacheDamaged, descOSCacheBytes, descOSCacheLimit,
+		descOSGCRuns, descOSGCFailures, descOSGCDeleted, descOSQManifest, descOSQNode, descOSQSegment, descOSQUnsealed} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *objectStoreCollector) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
+	gauge := func(d *prometheus.Desc, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	}
+	if r := c.o.rem; r != nil {
+		st := r.Stats()
+		counter(descOSUploads, st.Uploaded)
+		counter(descOSUploadedBytes, st.UploadedBytes)
+		counter(descOSDelisted, st.Delisted)
+		counter(descOSSkipped, st.Skipped)
+		counter(descOSAbandoned, st.Abandoned)
+		counter(descOSReconciled, st.Reconciled)
+		gauge(descOSPending, int64(st.Pending))
+		counter(descOSFailures, st.Failures)
+		failing := int64(0)
+		if !st.FailingSince.IsZero() {
+			failing = 1
+		}
+		gauge(descOSFailing, failing)
+	}
+	cs := c.o.cache.Stats()
+	counter(descOSCacheHits, cs.Hits)
+	counter(descOSCacheMisses, cs.Misses)
+	counter(descOSCacheFetches, cs.Fetches)
+	counter(descOSCacheFetched, cs.FetchedBytes)
+	counter(descOSCacheEvictions, cs.Evictions)
+	counter(descOSCacheDamaged, cs.Damaged)
+	gauge(descOSCacheBytes, cs.Bytes)
+	gauge(descOSCacheLimit, c.o.cfg.CacheSize)
+	counter(descOSGCRuns, c.o.gcRuns.Load())
+	counter(descOSGCFailures, c.o.gcFailures.Load())
+	counter(descOSGCDeleted, c.o.gcDeleted.Load())
+	if q := c.o.query; q != nil {
+		st := q.Stats()
+		counter(descOSQManifest, st.ManifestFailures)
+		counter(descOSQNode, st.NodeFailures)
+		counter(descOSQSegment, st.SegmentFailures)
+		counter(descOSQUnsealed, st.UnsealedBytes)
+	}
+}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/internal/vfs"
+)
+
+// RemoteSegments returns the segments the shard serves now, each as a
+// RemoteSegment held (its local file kept) until its Done is called, in
+// id order. A node that keeps its segments in object storage compares
+// them with its manifest entries at startup, publishing what a crash or
+// an outage left unpublished and delisting what the shard no longer has
+// (see remote.Segments.Reconcile). Calls to Options.Remote that follow
+// describe changes after this picture.
+func (s *Shard) RemoteSegments() []*RemoteSegment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*RemoteSegment, 0, len(s.segs))
+	for _, sg := range s.segs {
+		sg.acquire()
+		minT, maxT := sg.r.TimeRange()
+		var once sync.Once
+		out = append(out, &RemoteSegment{ID: sg.id, Path: sg.path, Size: sg.r.Size(), MinTime: minT, MaxTime: maxT,
+			Rows: sg.r.Rows(), Done: func() { once.Do(sg.release) }})
+	}
+	slices.SortFunc(out, func(a, b *RemoteSegment) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// SnapshotSegment is one of the shard's own segments in a snapshot; its
+// file stays until the snapshot is released.
+type SnapshotSegment struct {
+	ID   uint64
+	Path string // in Options.FS
+	Size int64
+}
+
+// OwnSegments lists the snapshot's segments that are the shard's own
+// (not External ones), in id order. An ingest node sends a query node
+// those its manifest does not list yet (remote.WriteUnsealed).
+func (sn *Snapshot) OwnSegments() []SnapshotSegment {
+	var out []SnapshotSegment
+	for _, sg := range sn.segs {
+		if sg.extRelease == nil {
+			out = append(out, SnapshotSegment{ID: sg.id, Path: sg.path, Size: sg.r.Size()})
+		}
+	}
+	slices.SortFunc(out, func(a, b SnapshotSegment) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// ForEachHeadEvent calls fn for every event of the snapshot's heads (the
+// events not yet in a segment), as ForEachEvent does for all of them.
+func (sn *Snapshot) ForEachHeadEvent(fn func(e *event.Event) error) error {
+	for _, hv := range sn.heads {
+		cols := headColumns(hv)
+		vecs := make([]vec.Vector, len(cols))
+		for i := range cols {
+			hv.readCol(i, &vecs[i], 0, hv.rows, nil)
+		}
+		err := emitEvents(cols, vecs, hv.rows, func(e *event.Event) error {
+			if sn.cutoff != noCutoff && e.Timestamp < sn.cutoff {
+				return nil
+			}
+			return fn(e)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HeadSegments encodes the events of the snapshot's heads as segment
+// files, one per non-empty head, and returns their bytes: what an ingest
+// node sends a query node for the events it has not sealed yet. The
+// segments are written in memory, with the shard's layout options but
+// no sort key, and never touch the data directory.
+func (sn *Snapshot) HeadSegments() ([][]byte, error) {
+	s := sn.shard
+	opts := *s.opts
+	opts.FS = vfs.NewMemFS()
+	tmp := &Shard{id: s.id, dir: "/heads", segDir: "/heads/segments", quarDir: "/heads/quarantine", walDir: "/heads/wal", opts: &opts, eng: s.eng}
+	if err := opts.FS.MkdirAll(tmp.segDir); err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for i, hv := range sn.heads {
+		if hv.rows == 0 {
+			continue
+		}
+		ref, err := tmp.writeSegment(uint64(i+1), newHeadSource(hv, "", opts.BlockRows), segMeta{created: opts.Now().UnixMicro()}, 1)
+		if err != nil {
+			return nil, err
+		}
+		ref.r.Close()
+		b, err := vfs.ReadFile(opts.FS, ref.path)
+		if err != nil {
+			return nil, err
+		}
+		opts.FS.Remove(ref.path)
+		out = append(out, b)
+	}
+	return out, nil
+}

@@ -1,0 +1,199 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/internal/vfs"
+	"github.com/sediment/sediment/objstore"
+	"github.com/sediment/sediment/segment"
+)
+
+// QueryOptions configure a QuerySource. Store and Cache are required.
+type QueryOptions struct {
+	Store objstore.Store
+	Cache *objstore.Cache
+	// IngestNodes are the ingest nodes' base URLs (http://host:port).
+	IngestNodes []string
+	// ClusterKey authenticates this node to them (ClusterKeyHeader).
+	ClusterKey string
+	// Client makes the requests (default a client of its own).
+	Client *http.Client
+	// Timeout bounds what one snapshot waits for the manifest and the
+	// ingest nodes (default 10s): a node slower than that is reported
+	// as not answering.
+	Timeout time.Duration
+	// MaxUnsealedBytes bounds one ingest node's answer (default 1 GiB).
+	MaxUnsealedBytes int64
+	// Logger receives failures (default discards).
+	Logger *slog.Logger
+}
+
+// QuerySource is an engine.External for a query node: a snapshot of a
+// source is the segments its manifest lists, read through the cache, and
+// what each ingest node holds that the manifest does not list yet. What
+// it cannot reach (the store, an ingest node) becomes the answer's
+// warnings, so a client sees a partial answer marked as such.
+type QuerySource struct {
+	opts    QueryOptions
+	readers openReaders
+
+	manifestFailures, nodeFailures, segmentFailures atomic.Int64
+	unsealedBytes, unsealedParts                    atomic.Int64
+}
+
+var _ engine.External = (*QuerySource)(nil)
+
+// NewQuerySource returns a QuerySource.
+func NewQuerySource(opts QueryOptions) (*QuerySource, error) {
+	if opts.Store == nil || opts.Cache == nil {
+		return nil, fmt.Errorf("remote: Store and Cache are required")
+	}
+	if opts.Client == nil {
+		opts.Client = &http.Client{}
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	if opts.MaxUnsealedBytes <= 0 {
+		opts.MaxUnsealedBytes = 1 << 30
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &QuerySource{opts: opts}, nil
+}
+
+// QueryStats count what a QuerySource could not reach and what the
+// ingest nodes sent.
+type QueryStats struct {
+	// ManifestFailures, NodeFailures and SegmentFailures count snapshots
+	// that could not read a manifest, an ingest node's answer, or a
+	// listed segment (each made an answer partial).
+	ManifestFailures, NodeFailures, SegmentFailures int64
+	// UnsealedParts and UnsealedBytes count the segment files the ingest
+	// nodes sent.
+	UnsealedParts, UnsealedBytes int64
+}
+
+// Stats returns the counters.
+func (q *QuerySource) Stats() QueryStats {
+	return QueryStats{ManifestFailures: q.manifestFailures.Load(), NodeFailures: q.nodeFailures.Load(),
+		SegmentFailures: q.segmentFailures.Load(), UnsealedParts: q.unsealedParts.Load(), UnsealedBytes: q.unsealedBytes.Load()}
+}
+
+// Parts implements engine.External.
+func (q *QuerySource) Parts(shard string) ([]engine.ExternalPart, []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), q.opts.Timeout)
+	defer cancel()
+	m, _, err := objstore.ReadManifest(ctx, q.opts.Store, shard)
+	if err != nil {
+		q.manifestFailures.Add(1)
+		q.opts.Logger.Warn("query node: reading a manifest failed", "source_token", shard, "err", err)
+		return nil, []string{fmt.Sprintf("the object store did not answer (%v): no event of this source is in this answer", err)}
+	}
+	q.readers.listed(shard, m)
+	listed := make([]string, len(m.Segments))
+	for i, e := range m.Segments {
+		listed[i] = e.Name
+	}
+	answers := make([]*Unsealed, len(q.opts.IngestNodes))
+	errs := make([]error, len(q.opts.IngestNodes))
+	var wg sync.WaitGroup
+	for i, base := range q.opts.IngestNodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i], errs[i] = q.askNode(ctx, base, UnsealedRequest{Source: shard, Listed: listed})
+		}()
+	}
+	wg.Wait()
+	var parts []engine.ExternalPart
+	var gaps []string
+	skip := map[string]bool{}
+	for i, a := range answers {
+		if errs[i] != nil {
+			q.nodeFailures.Add(1)
+			q.opts.Logger.Warn("query node: an ingest node did not answer", "node", q.opts.IngestNodes[i], "source_token", shard, "err", errs[i])
+			gaps = append(gaps, fmt.Sprintf("ingest node %s did not answer (%v): the events it has not yet published to the object store are not in this answer", q.opts.IngestNodes[i], errs[i]))
+			continue
+		}
+		for _, name := range a.Skip {
+			skip[name] = true
+		}
+		for _, p := range a.Parts {
+			r, err := segment.Open(newBytesFile(p.Data), p.Name)
+			if err != nil {
+				gaps = append(gaps, fmt.Sprintf("ingest node %s sent segment %s that does not read (%v)", q.opts.IngestNodes[i], p.Name, err))
+				continue
+			}
+			q.unsealedParts.Add(1)
+			q.unsealedBytes.Add(int64(len(p.Data)))
+			parts = append(parts, engine.ExternalPart{Name: p.Name, Reader: r})
+		}
+	}
+	for _, e := range m.Segments {
+		if skip[e.Name] {
+			continue
+		}
+		p, err := q.readers.get(ctx, q.opts.Cache, shard, e)
+		if err != nil {
+			q.segmentFailures.Add(1)
+			gaps = append(gaps, fmt.Sprintf("segment %s (%d events) could not be read from the object store (%v)", e.Name, e.Rows, err))
+			continue
+		}
+		parts = append(parts, p)
+	}
+	return parts, gaps
+}
+
+// Close closes the segments kept open between queries (those snapshots
+// still hold close when released).
+func (q *QuerySource) Close() { q.readers.closeAll() }
+
+// askNode asks one ingest node for what the manifest does not list.
+func (q *QuerySource) askNode(ctx context.Context, base string, req UnsealedRequest) (*Unsealed, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, base+UnsealedPath, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set(ClusterKeyHeader, q.opts.ClusterKey)
+	res, err := q.opts.Client.Do(hr)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+		return nil, fmt.Errorf("%s: %s", res.Status, strings.TrimSpace(string(msg)))
+	}
+	return DecodeUnsealed(res.Body, q.opts.MaxUnsealedBytes)
+}
+
+// bytesFile is a read-only vfs.File over bytes in memory.
+type bytesFile struct{ *bytes.Reader }
+
+func newBytesFile(b []byte) *bytesFile { return &bytesFile{bytes.NewReader(b)} }
+
+var _ vfs.File = (*bytesFile)(nil)
+
+func (f *bytesFile) Write([]byte) (int, error) { return 0, objstore.ErrReadOnly }
+func (f *bytesFile) Close() error              { return nil }
+func (f *bytesFile) Sync() error               { return nil }
+func (f *bytesFile) Size() (int64, error)      { return f.Reader.Size(), nil }
+func (f *bytesFile) Truncate(int64) error      { return objstore.ErrReadOnly }

@@ -168,20 +168,12 @@ func (p *Parser) ParseArray(data []byte, fn func(i int, v Value) error) error {
 			}
 			p.vals.rewind()
 			p.bytes.reset()
-			p.skipSpace()
-			if p.pos >= len(p.data) {
-				return p.fail("unexpected end of input, expected ',' or ']' after array element")
-			}
-			c := p.data[p.pos]
-			p.pos++
-			if c == ']' {
+			if end, err := p.afterElement(); end || err != nil {
+				if err != nil {
+					return err
+				}
 				break
 			}
-			if c != ',' {
-				p.pos--
-				return p.fail("expected ',' or ']' after array element")
-			}
-			p.skipSpace()
 		}
 	}
 	p.skipSpace()
@@ -327,20 +319,12 @@ func (p *Parser) array(depth int) error {
 		if err := p.value(depth); err != nil {
 			return err
 		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return p.fail("unexpected end of input, expected ',' or ']' after array element")
-		}
-		c := p.data[p.pos]
-		p.pos++
-		if c == ']' {
+		if end, err := p.afterElement(); end || err != nil {
+			if err != nil {
+				return err
+			}
 			break
 		}
-		if c != ',' {
-			p.pos--
-			return p.fail("expected ',' or ']' after array element")
-		}
-		p.skipSpace()
 	}
 	kids := p.vals.alloc(len(p.stack) - self - 1)
 	copy(kids, p.stack[self+1:])
@@ -776,4 +760,24 @@ func (a *byteArena) reset() {
 		a.chunks[i] = a.chunks[i][:0]
 	}
 	a.cur = 0
+}
+
+// afterElement reads what follows an array element: ']' (end is true) or
+// ',' and the space before the next element.
+func (p *Parser) afterElement() (end bool, err error) {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return false, p.fail("unexpected end of input, expected ',' or ']' after array element")
+	}
+	c := p.data[p.pos]
+	p.pos++
+	if c == ']' {
+		return true, nil
+	}
+	if c != ',' {
+		p.pos--
+		return false, p.fail("expected ',' or ']' after array element")
+	}
+	p.skipSpace()
+	return false, nil
 }

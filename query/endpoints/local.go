@@ -10,7 +10,6 @@ import (
 
 	"github.com/sediment/sediment/catalog"
 	"github.com/sediment/sediment/engine"
-	"github.com/sediment/sediment/lql"
 	"github.com/sediment/sediment/sql"
 	"github.com/sediment/sediment/sql/parser"
 	"github.com/sediment/sediment/sql/scan"
@@ -127,18 +126,9 @@ func (s *Service) underEndpoint(consumer *parser.Query, name string) (*parser.Qu
 	if ep == nil {
 		return nil, fmt.Errorf("no endpoint named %q", name)
 	}
-	base := ep.Query
-	if ep.Language == catalog.LanguageLQL {
-		q, err := lql.Parse(ep.Query, lql.Options{Now: s.opts.Now()})
-		if err != nil {
-			return nil, err
-		}
-		if q.From == "" {
-			return nil, errors.New("an LQL endpoint must name its source with f:<source>")
-		}
-		if base, err = lql.ToSQL(q, q.From, lql.SQLOptions{Limit: ep.MaxLimit}); err != nil {
-			return nil, err
-		}
+	base, err := s.endpointSQL(ep)
+	if err != nil {
+		return nil, err
 	}
 	endpoint, err := parser.Parse(base)
 	if err != nil {

@@ -347,18 +347,9 @@ func (s *Service) logPanic(err error, attrs ...any) {
 // the query to run.
 func (s *Service) prepare(ep *catalog.Endpoint, params map[string]string) (*parser.Query, error) {
 	vopts := parser.ValidateOptions{KnownSource: s.cat.HasSourceName}
-	base := ep.Query
-	if ep.Language == catalog.LanguageLQL {
-		q, err := lql.Parse(ep.Query, lql.Options{Now: s.opts.Now()})
-		if err != nil {
-			return nil, err
-		}
-		if q.From == "" {
-			return nil, errors.New("an LQL endpoint must name its source with f:<source>")
-		}
-		if base, err = lql.ToSQL(q, q.From, lql.SQLOptions{Limit: ep.MaxLimit}); err != nil {
-			return nil, err
-		}
+	base, err := s.endpointSQL(ep)
+	if err != nil {
+		return nil, err
 	}
 	consumer := ""
 	if ep.Sandboxable {
@@ -472,4 +463,20 @@ func errorBody(err error) []byte {
 	b := []byte(`{"error":`)
 	b = jsonstr.Append(b, strings.TrimSpace(msg))
 	return append(b, '}')
+}
+
+// endpointSQL returns an endpoint's query as SQL: its own, or its LQL
+// translated (an LQL endpoint must name its source with f:).
+func (s *Service) endpointSQL(ep *catalog.Endpoint) (string, error) {
+	if ep.Language != catalog.LanguageLQL {
+		return ep.Query, nil
+	}
+	q, err := lql.Parse(ep.Query, lql.Options{Now: s.opts.Now()})
+	if err != nil {
+		return "", err
+	}
+	if q.From == "" {
+		return "", errors.New("an LQL endpoint must name its source with f:<source>")
+	}
+	return lql.ToSQL(q, q.From, lql.SQLOptions{Limit: ep.MaxLimit})
 }

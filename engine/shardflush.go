@@ -62,6 +62,22 @@ func (s *Shard) requestRotate() error {
 	return <-req.done
 }
 
+// rotateIfNotEmpty freezes the head when it holds events, so that every
+// event acknowledged so far is in a frozen head with its log file synced
+// and closed.
+func (s *Shard) rotateIfNotEmpty() error {
+	s.mu.RLock()
+	h := s.head
+	s.mu.RUnlock()
+	h.mu.RLock()
+	rows := h.rows
+	h.mu.RUnlock()
+	if rows == 0 {
+		return nil
+	}
+	return s.requestRotate()
+}
+
 // Flush freezes the head (if it holds events) and writes every frozen head
 // to a segment, returning when they are durable.
 func (s *Shard) Flush() error {
@@ -75,16 +91,8 @@ func (s *Shard) Flush() error {
 		return s.replayFailed
 	}
 	return s.supervised(taskFlush, func() error {
-		s.mu.RLock()
-		h := s.head
-		s.mu.RUnlock()
-		h.mu.RLock()
-		rows := h.rows
-		h.mu.RUnlock()
-		if rows > 0 {
-			if err := s.requestRotate(); err != nil {
-				return err
-			}
+		if err := s.rotateIfNotEmpty(); err != nil {
+			return err
 		}
 		return s.flushFrozen()
 	})

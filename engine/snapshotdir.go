@@ -76,18 +76,10 @@ func (e *Engine) SnapshotTo(dst string, include func(id string) bool) (SnapshotD
 // snapshotTo writes the shard's sealed segments and sealed log files to
 // dir (see SnapshotTo).
 func (s *Shard) snapshotTo(dir string, st *SnapshotDirStats) error {
-	s.mu.RLock()
-	h := s.head
-	s.mu.RUnlock()
-	h.mu.RLock()
-	rows := h.rows
-	h.mu.RUnlock()
-	if rows > 0 {
-		// Seal the events acknowledged so far into a frozen head whose
-		// log file is synced and closed.
-		if err := s.requestRotate(); err != nil {
-			return err
-		}
+	// Seal the events acknowledged so far into a frozen head whose log
+	// file is synced and closed.
+	if err := s.rotateIfNotEmpty(); err != nil {
+		return err
 	}
 
 	// One view: no flush may publish a segment and delete log files while

@@ -30,7 +30,18 @@ func (s *Shard) Check() error { return errors.Join(s.CheckProblems()...) }
 // open found (the same damage is listed once). Blocks already set aside
 // are not problems: they are in the shard's record of lost data
 // (ShardInfo.Lost).
-func (s *Shard) CheckProblems() []error {
+func (s *Shard) CheckProblems() (problems []error) {
+	// A panic while checking (a bug a damaged file may trigger) is a
+	// problem of this source, not the end of fsck's run over the others.
+	defer func() {
+		if r := recover(); r != nil {
+			problems = append(problems, fmt.Errorf("checking the source panicked (an internal error): %v", r))
+		}
+	}()
+	return s.checkProblems()
+}
+
+func (s *Shard) checkProblems() []error {
 	sn := s.ownSnapshot()
 	defer sn.Release()
 	var errs []error

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"math"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -31,7 +33,7 @@ func openShard(e *Engine, id, dir string, repair bool) (*Shard, error) {
 		flushKick: make(chan struct{}, 1),
 	}
 	if opts.ReadOnly {
-		return openShardReadOnly(s)
+		return openShardReadOnlyGuarded(s)
 	}
 	for _, d := range []string{s.walDir, s.segDir, s.quarDir} {
 		if err := opts.FS.MkdirAll(d); err != nil {
@@ -211,6 +213,37 @@ func (s *Shard) openWALDamaged(damage []*WALCorruptError) *Shard {
 		Detail: fmt.Sprintf("write-ahead log damaged: %s. The source serves its segments and the %s events of the log that read, and refuses events. To repair, stop the server and run `sediment fsck --repair-wal --source %s` with its --data-dir, or restart it with --repair-wal; the damaged files are kept in quarantine/",
 			strings.Join(lost, "; "), thousands(int64(s.head.rows)), s.id)})
 	return s
+}
+
+// openShardReadOnlyGuarded is openShardReadOnly with a panic (a bug, perhaps
+// one a single stored file triggers) turned into a problem of the shard, as
+// openShard does for a writable open: fsck and `sediment query` then report
+// it and go on with the other sources instead of stopping.
+func openShardReadOnlyGuarded(s *Shard) (sh *Shard, err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		pe := &PanicError{Task: taskNames[taskReplay], Value: r, Stack: debug.Stack()}
+		for _, sg := range s.segs {
+			sg.release()
+		}
+		s.segs, s.lost = nil, nil
+		s.head = newHead(s.opts.Now(), 0, s.opts.MaxColumns)
+		s.openProblems = append(s.openProblems, fmt.Errorf("opening the source panicked (an internal error; nothing was changed): %v", pe.Value))
+		s.walLost = append(s.walLost, lostUnit{kind: lossReplay, rows: -1, minTime: math.MinInt64, maxTime: math.MaxInt64,
+			cause: fmt.Sprintf("opening it read-only panicked: %v", pe.Value)})
+		s.failed = ErrReadOnly
+		s.enqClosed = true
+		select {
+		case <-s.stopping:
+		default:
+			close(s.stopping)
+		}
+		sh, err = s, nil
+	}()
+	return openShardReadOnly(s)
 }
 
 // openShardReadOnly loads a shard without changing its directory.

@@ -3,8 +3,10 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -144,4 +146,41 @@ func equalFiles(a, b map[string][]byte) bool {
 		}
 	}
 	return true
+}
+
+// TestReadOnlyOpenPanicIsIsolated: fsck and `sediment query` open the data
+// directory read-only; a panic while one source opens is reported as that
+// source's problem and the others open as usual, with nothing changed.
+func TestReadOnlyOpenPanicIsIsolated(t *testing.T) {
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	s, _ := e.Shard(shardID)
+	appendRange(t, s, 0, 50, 1_700_000_000_000_000)
+	o, _ := e.Shard(otherShard)
+	wantOther := appendRange(t, o, 1000, 1050, 1_700_000_000_000_000)
+	img := fs.CrashClone()
+	e.Close()
+
+	walDir := filepath.Join("/data/sources", shardID, "wal")
+	logsBefore := readDir(t, img, walDir)
+	opts := testOptions(&panicOnOpenFS{FS: img, dir: walDir})
+	opts.ReadOnly = true
+	e2, err := Open("/data", opts)
+	if err != nil {
+		t.Fatalf("a panic opening one source read-only stopped the open: %v", err)
+	}
+	defer e2.Close()
+	o2, _ := e2.Shard(otherShard)
+	assertEvents(t, o2, wantOther)
+	s2, _ := e2.Shard(shardID)
+	probs := s2.CheckProblems()
+	if len(probs) == 0 || !strings.Contains(fmt.Sprint(probs), "injected: replay panics") {
+		t.Fatalf("the panic is not one of the source's problems: %v", probs)
+	}
+	if err := s2.Append(ctx, []event.Event{testEvent(3000, 1_700_000_000_000_000)}); err == nil {
+		t.Fatal("a read-only source took an event")
+	}
+	if after := readDir(t, img, walDir); !reflect.DeepEqual(after, logsBefore) {
+		t.Fatalf("a read-only open changed the log files: %v -> %v", logsBefore, after)
+	}
 }

@@ -52,6 +52,9 @@ type Options struct {
 	FS vfs.FS
 	// Logger receives operational logs (default discards).
 	Logger *slog.Logger
+	// SourceName, if set, names the source of a shard id in log records
+	// (a "source" attribute beside "shard"); "" when it has none.
+	SourceName func(shardID string) string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -235,6 +238,8 @@ func (o *Options) withDefaults() (*Options, error) {
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	out.Logger = withSourceNames(out.Logger, out.SourceName)
+	out.SourceName = nil // applied once, even when these options are defaulted again
 	if out.Now == nil {
 		out.Now = time.Now
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -378,7 +379,19 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 			lock.Close()
 		}
 	}()
-	engOpts := &engine.Options{AckMode: cfg.AckMode, RepairWAL: cfg.RepairWAL, Logger: log.With("component", "engine")}
+	// The engine names sources by token; its log records also carry the
+	// source's name once the catalog is open (records written while the
+	// engine replays its logs, before that, carry the token only).
+	var catForNames atomic.Pointer[catalog.Catalog]
+	engOpts := &engine.Options{AckMode: cfg.AckMode, RepairWAL: cfg.RepairWAL, Logger: log.With("component", "engine"),
+		SourceName: func(token string) string {
+			if c := catForNames.Load(); c != nil {
+				if src := c.SourceByToken(token); src != nil {
+					return src.Name
+				}
+			}
+			return ""
+		}}
 	memoryOptions(cfg.MemoryLimit, engOpts)
 	if testEngineOptions != nil {
 		testEngineOptions(engOpts)
@@ -440,6 +453,7 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
+	catForNames.Store(cat)
 	if deps.SQLValidator != nil {
 		cat.SetSQLValidator(deps.SQLValidator(cat))
 	}

@@ -66,9 +66,9 @@ func benchIngestNodes(ctx context.Context, args []string, stdout, stderr io.Writ
 	machine := bench.ThisMachine()
 	run := time.Now().UTC().Format("20060102T150405")
 	var results []*bench.IngestNodesResult
-	for _, n := range ns {
+	for i, n := range ns {
 		o := so
-		prefix := strings.TrimSuffix(*store, "/") + fmt.Sprintf("/bench-%s-%dnodes", run, n)
+		prefix := strings.TrimSuffix(*store, "/") + fmt.Sprintf("/bench-%s-%d-%dnodes", run, i+1, n)
 		o.Args = append(append([]string(nil), so.Args...), "--object-store", prefix)
 		res, err := bench.RunIngestNodes(ctx, bench.IngestNodesOptions{Dataset: f.dataset, Server: o, Nodes: n,
 			Connections: *conns, BatchSize: *batch, StorePID: *storePID, Progress: f.progress})

@@ -31,6 +31,9 @@ type ServerOptions struct {
 	// Debug starts the server's debug listener (--debug-listen) on a free
 	// loopback port, for its runtime metrics (Server.RuntimeMetrics).
 	Debug bool
+	// PublicKey and PrivateKey are the access tokens the server is given
+	// (default new random ones): servers sharing a catalog share them.
+	PublicKey, PrivateKey string
 }
 
 // Server is a `sediment serve` child process with the keys it was given.
@@ -53,13 +56,17 @@ func StartServer(ctx context.Context, o ServerOptions) (*Server, error) {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 5 * time.Minute
 	}
-	pub, err := newKey()
-	if err != nil {
-		return nil, err
+	pub, priv := o.PublicKey, o.PrivateKey
+	var err error
+	if pub == "" {
+		if pub, err = newKey(); err != nil {
+			return nil, err
+		}
 	}
-	priv, err := newKey()
-	if err != nil {
-		return nil, err
+	if priv == "" {
+		if priv, err = newKey(); err != nil {
+			return nil, err
+		}
 	}
 	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", o.DataDir, "--supabase", "--log-level", "info"}
 	if o.Debug {

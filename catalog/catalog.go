@@ -116,6 +116,10 @@ type Catalog struct {
 // state is one immutable version of the catalog. Changes work on a clone.
 type state struct {
 	nextSourceID, nextEndpointID, nextTokenID int64
+	// changeIDs are the ids of the latest shared changes applied, oldest
+	// first (shared.go): a retried change finds its id and is not
+	// applied twice.
+	changeIDs []string
 
 	sources   []*Source // sorted by ID
 	endpoints []*Endpoint
@@ -134,6 +138,7 @@ func (s *state) clone() *state {
 		nextSourceID:   s.nextSourceID,
 		nextEndpointID: s.nextEndpointID,
 		nextTokenID:    s.nextTokenID,
+		changeIDs:      s.changeIDs, // replaced, never changed in place
 		sources:        append([]*Source(nil), s.sources...),
 		endpoints:      append([]*Endpoint(nil), s.endpoints...),
 		tokens:         append([]*AccessToken(nil), s.tokens...),

@@ -49,6 +49,11 @@ type payload struct {
 	Sources        []*Source      `json:"sources"`
 	Endpoints      []*Endpoint    `json:"endpoints"`
 	AccessTokens   []*AccessToken `json:"access_tokens"`
+	// ChangeIDs are the ids of the latest changes made through a shared
+	// catalog, oldest first (at most maxChangeIDs), so that a change
+	// retried after a lost answer is not applied twice. Missing in
+	// catalogs that never were shared.
+	ChangeIDs []string `json:"change_ids,omitempty"`
 }
 
 // fileV1 is a format 1 file: the payload with the version beside it.
@@ -59,7 +64,7 @@ type fileV1 struct {
 
 func (st *state) payload() payload {
 	return payload{NextSourceID: st.nextSourceID, NextEndpointID: st.nextEndpointID, NextTokenID: st.nextTokenID,
-		Sources: st.sources, Endpoints: st.endpoints, AccessTokens: st.tokens}
+		Sources: st.sources, Endpoints: st.endpoints, AccessTokens: st.tokens, ChangeIDs: st.changeIDs}
 }
 
 // encodeFile returns the catalog file (format FormatLatest) for st.
@@ -205,6 +210,10 @@ func stateFrom(f payload) (*state, error) {
 		nextSourceID: f.NextSourceID, nextEndpointID: f.NextEndpointID, nextTokenID: f.NextTokenID,
 		sources: f.Sources, endpoints: f.Endpoints, tokens: f.AccessTokens,
 	}
+	if len(f.ChangeIDs) > maxChangeIDs {
+		return nil, fmt.Errorf("%w: %d change ids, at most %d are kept", ErrCorrupt, len(f.ChangeIDs), maxChangeIDs)
+	}
+	st.changeIDs = f.ChangeIDs
 	seenTok := map[string]bool{}
 	seenID := map[string]bool{}
 	checkID := func(kind string, id, next int64, token string) error {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
+	"time"
 )
 
 // Shared is a copy of the catalog that several nodes share (with an
@@ -23,38 +25,87 @@ type Shared interface {
 	Read() ([]byte, error)
 }
 
+// maxChangeIDs bounds the change ids a catalog keeps: a retry comes
+// within seconds of its first try, while this many other changes would
+// take far longer to be made by hand or by seeding.
+const maxChangeIDs = 256
+
+// sharedRetries bounds how often changeShared tries again, with the same
+// change id, after the store failed (its answer may have been lost after
+// the write happened), and sharedRetryWait is the first wait, doubled
+// after each try.
+const (
+	sharedRetries   = 3
+	sharedRetryWait = 100 * time.Millisecond
+)
+
 // changeShared is change for a catalog with Options.Shared: fn runs on
 // the shared version (adopted first if another node changed it), which
 // is stored conditionally, then saved locally, published and notified:
 // what another node changed first, then fn's changes.
+//
+// A change is applied once even when a write's answer is lost (the store
+// acted, the connection dropped) and the write is retried: each call has
+// an id, recorded in the catalog it writes (change_ids); a try that finds
+// its id in the shared version knows an earlier try was stored, and adopts
+// that version instead of applying fn again (which would, say, create the
+// source a second time). A store failure is retried here a few times with
+// the same id; fn's own errors are not.
 func (c *Catalog) changeShared(fn func(st *state) ([]Change, error)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	id := c.opts.NewUUID()
 	var base, next *state
 	var changes []Change
-	shared, err := c.opts.Shared.Update(func(cur []byte) ([]byte, error) {
+	var fnErr error
+	stored := false // an earlier try of this change is in the shared version
+	mutate := func(cur []byte) ([]byte, error) {
 		var err error
 		if base, err = c.sharedState(cur); err != nil {
+			fnErr = err
 			return nil, err
+		}
+		if slices.Contains(base.changeIDs, id) {
+			stored, next = true, base
+			return nil, nil
 		}
 		next = base.clone()
 		if changes, err = fn(next); err != nil {
+			fnErr = err
 			return nil, err
 		}
 		if len(changes) == 0 {
 			return nil, nil
 		}
+		ids := append(slices.Clone(next.changeIDs), id)
+		next.changeIDs = ids[max(0, len(ids)-maxChangeIDs):]
 		next.reindex()
 		return encodeFile(next)
-	})
+	}
+	shared, err := c.opts.Shared.Update(mutate)
+	for wait, try := sharedRetryWait, 1; err != nil && fnErr == nil && try <= sharedRetries; wait, try = wait*2, try+1 {
+		// The store failed: the write may have happened all the same.
+		time.Sleep(wait)
+		shared, err = c.opts.Shared.Update(mutate)
+	}
 	if err != nil {
 		return err
+	}
+	old := c.st.Load()
+	if stored {
+		// Our change is in the shared version already (with whatever
+		// others did since): adopt it.
+		if err := c.saveBytes(shared); err != nil {
+			return err
+		}
+		c.st.Store(next)
+		c.notify(diffStates(old, next))
+		return nil
 	}
 	if len(changes) == 0 {
 		// Nothing of ours; adopt what the others did.
 		return c.adoptLocked(shared)
 	}
-	old := c.st.Load()
 	if err := c.saveBytes(shared); err != nil {
 		return err
 	}

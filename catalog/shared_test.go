@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"errors"
 	"sync"
 	"testing"
 
@@ -16,7 +17,16 @@ type memShared struct {
 	ver    int
 	before func()
 	writes int
+	// lostAnswers: the next writes happen, but Update fails as a write
+	// whose answer was lost does (the store acted, the caller cannot
+	// tell). retried: the next write happens, but Update goes on as a
+	// client that retried the request and got 412 does (reads again).
+	lostAnswers int
+	retried     bool
+	afterWrite  func() // runs once, after the next write, unlocked
 }
+
+var errLostAnswer = errors.New("memShared: connection reset (the write happened)")
 
 func (m *memShared) Read() ([]byte, error) {
 	m.mu.Lock()
@@ -46,6 +56,21 @@ func (m *memShared) Update(mutate func(cur []byte) ([]byte, error)) ([]byte, err
 		if next != nil {
 			m.data, m.ver = bytes.Clone(next), m.ver+1
 			m.writes++
+			after := m.afterWrite
+			m.afterWrite = nil
+			switch {
+			case m.lostAnswers > 0:
+				m.lostAnswers--
+				m.mu.Unlock()
+				if after != nil {
+					after()
+				}
+				return nil, errLostAnswer
+			case m.retried:
+				m.retried = false
+				m.mu.Unlock()
+				continue
+			}
 		}
 		out := bytes.Clone(m.data)
 		m.mu.Unlock()
@@ -132,4 +157,97 @@ func names(c *Catalog) []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+// TestSharedChangeAppliedOnce: a change whose write happened but whose
+// answer was lost (or whose retried request found the condition failed
+// because the first one had landed) is retried and found there: the
+// source is created once, a deletion is not reported as "not found", and
+// the caller gets the source that was stored, also when another node
+// changed the catalog between the write and the retry.
+func TestSharedChangeAppliedOnce(t *testing.T) {
+	fs := vfs.NewMemFS()
+	shared := &memShared{}
+	a, err := Open("/a", &Options{FS: fs, Shared: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open("/b", &Options{FS: fs, Shared: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SyncShared(); err != nil {
+		t.Fatal(err)
+	}
+	var created int
+	a.Subscribe(func(c Change) {
+		if c.Kind == SourceCreated && c.Source.Name == "lost.answer" {
+			created++
+		}
+	})
+
+	// The answer is lost, and b writes before a tries again.
+	shared.lostAnswers = 1
+	shared.afterWrite = func() {
+		if _, err := b.CreateSource(SourceParams{Name: ptr("from.b")}); err != nil {
+			t.Error(err)
+		}
+	}
+	s, err := a.CreateSource(SourceParams{Name: ptr("lost.answer")})
+	if err != nil {
+		t.Fatalf("create with a lost answer: %v", err)
+	}
+	if err := b.SyncShared(); err != nil {
+		t.Fatal(err)
+	}
+	count := func(c *Catalog, name string) int {
+		n := 0
+		for _, x := range names(c) {
+			if x == name {
+				n++
+			}
+		}
+		return n
+	}
+	if count(a, "lost.answer") != 1 || count(b, "lost.answer") != 1 || a.SourceByName("from.b") == nil {
+		t.Fatalf("a: %v, b: %v", names(a), names(b))
+	}
+	if got := b.SourceByName("lost.answer"); got == nil || got.Token != s.Token {
+		t.Fatalf("the caller got source %s, the catalog holds %+v", s.Token, got)
+	}
+	if created != 1 {
+		t.Fatalf("%d SourceCreated notifications for one source", created)
+	}
+
+	// The client library retried the write itself and got 412: the
+	// update reads again and finds the change there.
+	shared.retried = true
+	if _, err := a.CreateSource(SourceParams{Name: ptr("retried.put")}); err != nil {
+		t.Fatal(err)
+	}
+	if count(a, "retried.put") != 1 {
+		t.Fatalf("after a retried put: %v", names(a))
+	}
+
+	// A deletion whose answer is lost is not applied again (which would
+	// fail with ErrNotFound).
+	shared.lostAnswers = 1
+	if _, err := a.DeleteSource(s.Token); err != nil {
+		t.Fatalf("delete with a lost answer: %v", err)
+	}
+	if a.SourceByName("lost.answer") != nil {
+		t.Fatalf("deleted source still there: %v", names(a))
+	}
+
+	// Every answer lost: the first try was stored, the retry finds it
+	// and stores nothing more.
+	shared.lostAnswers = 100
+	writes := shared.writes
+	if _, err := a.CreateSource(SourceParams{Name: ptr("answers.lost")}); err != nil {
+		t.Fatalf("answers lost: %v", err)
+	}
+	if shared.writes != writes+1 || count(a, "answers.lost") != 1 {
+		t.Fatalf("%d writes for one change: %v", shared.writes-writes, names(a))
+	}
+	shared.lostAnswers = 0
 }

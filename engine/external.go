@@ -61,7 +61,7 @@ func (sn *Snapshot) addExternal(s *Shard) {
 	for _, p := range parts {
 		ref, err := externalSegRef(s, p)
 		if err != nil {
-			gaps = append(gaps, fmt.Sprintf("segment %s could not be read (%v)", p.Name, err))
+			gaps = append(gaps, externalReadGap(p.Name, err))
 			continue
 		}
 		sn.segs = append(sn.segs, ref)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/objstore"
 	"github.com/sediment/sediment/segment"
 	"github.com/sediment/sediment/sql/scan"
 )
@@ -185,10 +186,16 @@ func (sc *shardScan) Close() error       { return nil }
 func (sc *shardScan) clientError(err error) error {
 	var de *DamageError
 	var ce *segment.CorruptError
+	var re *segment.ReadError
+	var oe *objstore.OpError
 	var pe *iofs.PathError
 	switch {
 	case err == nil, errors.As(err, &de):
 		return err
+	case errors.As(err, &re) && errors.As(err, &oe):
+		// The rows read before it were emitted: the answer cannot go on
+		// without the rest (readfail.go).
+		return &PartialError{Source: sc.name, Cause: storeReadCause(re.Path, oe)}
 	case errors.As(err, &ce):
 		return &DamageError{Source: sc.name, File: ce.Path, Block: -1, Cause: causeText(err)}
 	case errors.As(err, &pe):

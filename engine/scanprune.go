@@ -157,6 +157,15 @@ func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if lu, ok := storeReadLoss(p.seg, -1, err); ok {
+			// The store did not answer: this query goes without the
+			// segment (its blocks would be read from the store too).
+			sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})
+			return nil
+		}
+		if errors.Is(err, segment.ErrRead) {
+			return sc.clientError(err)
+		}
 		// A damaged index loses nothing: scan the segment without it.
 		p.seg.shard.noteIndexDamage(p.seg, err)
 		cand, exact = nil, make([]bool, len(sc.preds))
@@ -183,8 +192,12 @@ func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 		}
 		ok, err := sc.blockMayMatch(p, b, true)
 		if err != nil {
+			if lu, ok := storeReadLoss(p.seg, b, err); ok {
+				sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})
+				continue
+			}
 			if !errors.Is(err, segment.ErrCorrupt) {
-				return err
+				return sc.clientError(err)
 			}
 			lu := p.seg.shard.markBlockDamaged(p.seg, b, err)
 			sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})

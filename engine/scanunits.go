@@ -197,9 +197,15 @@ func (u *segUnit) Read(ctx context.Context, emit func(*vec.Batch) error) error {
 // damaged handles an error of reading the unit's block: damage sets the
 // block aside, and the answer goes on without it, with a warning, when the
 // query has a collector for one; without, the query fails with an error
-// that names the source and the file relative to its directory. Other
+// that names the source and the file relative to its directory. A failed
+// read from the object store sets nothing aside: the answer goes on
+// without the block, with a warning, or fails with a PartialError. Other
 // errors pass through.
 func (u *segUnit) damaged(ctx context.Context, err error, partial bool) error {
+	if lu, ok := storeReadLoss(u.p.seg, u.b, err); ok {
+		// Not damage: nothing is set aside (readfail.go).
+		return (&lostScanUnit{sc: u.sc, u: lu}).report(ctx)
+	}
 	if err == nil || !errors.Is(err, segment.ErrCorrupt) {
 		return u.sc.clientError(err)
 	}

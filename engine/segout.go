@@ -97,6 +97,12 @@ func (o *segmentOut) commit(indexDir []byte, meta segMeta) (*segRef, error) {
 		return nil, err
 	}
 	ref, err := s.openSegment(o.id, o.final)
+	if err != nil && errors.Is(err, segment.ErrRead) {
+		// The disk failed to read, which says nothing about the file:
+		// abortUnlessCommitted removes it (its rows are still in the head
+		// or the inputs), and the flush or compaction is retried.
+		return nil, fmt.Errorf("segment %d just written: %w", o.id, err)
+	}
 	if err != nil {
 		// Its rows are still in the head or the inputs: nothing is lost.
 		s.setAside(o.id, o.final, err, []lostUnit{})

@@ -147,7 +147,9 @@ type segRef struct {
 	removed atomic.Bool
 	shard   *Shard
 
-	ixOnce sync.Once
+	// ixMu guards the index, opened on first use (ixDone).
+	ixMu   sync.Mutex
+	ixDone bool
 	ix     *index.Index
 	ixErr  error
 	// ixBroken: the index failed to read; scans go without it.
@@ -190,24 +192,31 @@ func (s *segRef) release() {
 }
 
 // index returns the segment's index (nil if it has none), opened once.
+// A read failure (segment.ErrRead: the disk or the store did not answer)
+// is returned without being kept, so the next query reads it again;
+// anything else the index says is kept for the segment's life.
 func (s *segRef) index() (*index.Index, error) {
-	s.ixOnce.Do(func() {
-		dir, err := s.r.Section(sectionIndex)
-		if err != nil || dir == nil {
-			s.ixErr = err
-			return
-		}
-		s.ix, s.ixErr = index.Open(dir, s.r)
-		if errors.Is(s.ixErr, index.ErrUnsupportedVersion) {
-			// Queries scan this segment instead; a compaction rewrites it.
-			s.shard.opts.Logger.Warn("segment index in an unknown format version; scanning instead", "shard", s.shard.id, "segment", s.id, "err", s.ixErr)
-			s.ix, s.ixErr = nil, nil
-			return
-		}
-		if s.ixErr != nil && !errors.Is(s.ixErr, segment.ErrCorrupt) {
-			s.ixErr = &segment.CorruptError{Path: filepath.Join("segments", segName(s.id)), Offset: -1, Section: "index", Err: s.ixErr}
-		}
-	})
+	s.ixMu.Lock()
+	defer s.ixMu.Unlock()
+	if s.ixDone {
+		return s.ix, s.ixErr
+	}
+	dir, err := s.r.Section(sectionIndex)
+	var ix *index.Index
+	if err == nil && dir != nil {
+		ix, err = index.Open(dir, s.r)
+	}
+	switch {
+	case errors.Is(err, segment.ErrRead):
+		return nil, err
+	case errors.Is(err, index.ErrUnsupportedVersion):
+		// Queries scan this segment instead; a compaction rewrites it.
+		s.shard.opts.Logger.Warn("segment index in an unknown format version; scanning instead", "shard", s.shard.id, "segment", s.id, "err", err)
+		ix, err = nil, nil
+	case err != nil && !errors.Is(err, segment.ErrCorrupt):
+		err = &segment.CorruptError{Path: filepath.Join("segments", segName(s.id)), Offset: -1, Section: "index", Err: err}
+	}
+	s.ix, s.ixErr, s.ixDone = ix, err, true
 	return s.ix, s.ixErr
 }
 

@@ -36,7 +36,9 @@ type field struct {
 	longOff   int
 	longLen   int
 
-	once    sync.Once
+	// mu guards terms and termErr, set once the terms unit was read.
+	mu      sync.Mutex
+	loaded  bool
 	terms   *terms
 	termErr error
 }
@@ -139,15 +141,21 @@ func (ix *Index) Has(path string, kind Kind) bool {
 	return ok
 }
 
+// loadTerms decodes f's terms on first use. A failed read of the unit is
+// returned without being kept: it may be a disk or a store that did not
+// answer this time (a damaged unit fails the same way again).
 func (ix *Index) loadTerms(f *field) (*terms, error) {
-	f.once.Do(func() {
-		body, err := ix.r.ReadUnit(f.termsUnit.off, f.termsUnit.len)
-		if err != nil {
-			f.termErr = err
-			return
-		}
-		f.terms, f.termErr = decodeTerms(body, f)
-	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.loaded {
+		return f.terms, f.termErr
+	}
+	body, err := ix.r.ReadUnit(f.termsUnit.off, f.termsUnit.len)
+	if err != nil {
+		return nil, err
+	}
+	f.terms, f.termErr = decodeTerms(body, f)
+	f.loaded = true
 	return f.terms, f.termErr
 }
 

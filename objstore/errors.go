@@ -27,6 +27,9 @@ var (
 	// ErrCorrupt: an object this package wrote (a manifest) does not
 	// decode. It also matches ErrChecksum when the checksum is what failed.
 	ErrCorrupt = errors.New("objstore: corrupt object")
+	// ErrNotModified: a read with GetOptions.IfNoneMatch found the version
+	// the caller has (HTTP 304). Not a failure: nothing was sent.
+	ErrNotModified = errors.New("objstore: not modified")
 )
 
 // Retryable reports whether err is a failure that passes by itself: the

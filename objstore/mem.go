@@ -189,6 +189,10 @@ func (m *MemStore) Get(ctx context.Context, key string, opts GetOptions) (io.Rea
 	if opts.IfMatch != "" && opts.IfMatch != o.etag {
 		return nil, ObjectInfo{}, opErr("get", key, ErrPrecondition, fmt.Errorf("etag %s, not %s", o.etag, opts.IfMatch))
 	}
+	if opts.IfNoneMatch != "" && opts.IfNoneMatch == o.etag {
+		m.gets.Add(1)
+		return nil, ObjectInfo{}, opErr("get", key, ErrNotModified, errors.New("304 not modified"))
+	}
 	size := int64(len(o.data))
 	from := min(opts.Offset, size)
 	to := size

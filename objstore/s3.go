@@ -117,6 +117,11 @@ func (s *S3) Get(ctx context.Context, key string, opts GetOptions) (io.ReadClose
 			return nil, ObjectInfo{}, opErr("get", key, nil, err)
 		}
 	}
+	if opts.IfNoneMatch != "" {
+		if err := o.SetMatchETagExcept(opts.IfNoneMatch); err != nil {
+			return nil, ObjectInfo{}, opErr("get", key, nil, err)
+		}
+	}
 	if opts.Offset > 0 || opts.Length > 0 {
 		end := int64(0) // SetRange's "to the end"
 		if opts.Length > 0 {
@@ -285,6 +290,9 @@ func (s *S3) classify(op, key string, err error) error {
 		switch {
 		case r.Code == "NoSuchKey" || (r.StatusCode == 404 && r.Code != "NoSuchBucket"):
 			return opErr(op, key, ErrNotExist, err)
+		case r.StatusCode == 304:
+			// A conditional GET (If-None-Match) of the version the caller has.
+			return opErr(op, key, ErrNotModified, err)
 		case r.StatusCode == 412 || r.Code == "PreconditionFailed":
 			return opErr(op, key, ErrPrecondition, err)
 		case r.StatusCode == 409 && r.Code == "ConditionalRequestConflict":

@@ -46,6 +46,11 @@ type GetOptions struct {
 	// the object's ETag is this one: the bytes come from the version the
 	// caller expects, not from one that replaced it.
 	IfMatch string
+	// IfNoneMatch, when set, makes the read fail with ErrNotModified if
+	// the object's ETag is still this one (If-None-Match: etag, answered
+	// 304 without a body): a caller holding that version reads nothing
+	// again. A store that ignores it returns the object as usual.
+	IfNoneMatch string
 }
 
 // PutOptions make a Put conditional. At most one may be set.

@@ -92,6 +92,14 @@ func testStoreContract(t *testing.T, s Store) {
 		if _, _, err := s.Get(ctx, "c/obj", GetOptions{IfMatch: first.ETag}); !errors.Is(err, ErrPrecondition) {
 			t.Fatalf("get if-match a replaced etag: %v, want ErrPrecondition", err)
 		}
+		// If-None-Match: the version the caller has is not sent again
+		// (304); another one is.
+		if _, _, err := s.Get(ctx, "c/obj", GetOptions{IfNoneMatch: second.ETag}); !errors.Is(err, ErrNotModified) || Retryable(err) {
+			t.Fatalf("get if-none-match the current etag: %v, want ErrNotModified", err)
+		}
+		if got := readAll(t, s, "c/obj", GetOptions{IfNoneMatch: first.ETag}); !bytes.Equal(got, v2) {
+			t.Fatalf("get if-none-match a replaced etag = %q, want %q", got, v2)
+		}
 		if _, err := s.Put(ctx, "c/none", bytes.NewReader(v1), int64(len(v1)), PutOptions{IfMatch: first.ETag}); !errors.Is(err, ErrPrecondition) && !errors.Is(err, ErrNotExist) {
 			t.Fatalf("replace a missing object: %v, want a precondition failure", err)
 		}

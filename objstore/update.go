@@ -117,7 +117,12 @@ func UpdateObject(ctx context.Context, s Store, key string, mutate func(cur []by
 // readWhole reads all of key (at most limit bytes), consistently: the
 // bytes are those of the ETag returned.
 func readWhole(ctx context.Context, s Store, key string, limit int64) ([]byte, ObjectInfo, bool, error) {
-	rc, info, err := s.Get(ctx, key, GetOptions{})
+	return readWholeWith(ctx, s, key, limit, GetOptions{})
+}
+
+// readWholeWith is readWhole with conditions (opts' range is ignored).
+func readWholeWith(ctx context.Context, s Store, key string, limit int64, opts GetOptions) ([]byte, ObjectInfo, bool, error) {
+	rc, info, err := s.Get(ctx, key, GetOptions{IfMatch: opts.IfMatch, IfNoneMatch: opts.IfNoneMatch})
 	if errors.Is(err, ErrNotExist) {
 		return nil, ObjectInfo{}, false, nil
 	}

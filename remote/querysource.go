@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,6 +34,12 @@ type QueryOptions struct {
 	// ingest nodes (default 10s): a node slower than that is reported
 	// as not answering.
 	Timeout time.Duration
+	// ManifestMaxAge bounds how stale a manifest a snapshot uses may be
+	// (default 1s; negative: none, every snapshot revalidates it with a
+	// conditional GET). Within it, snapshots reuse the manifest read last
+	// without a request (objstore.ManifestCache); the ingest nodes' answer
+	// covers what it does not list yet, so answers stay complete.
+	ManifestMaxAge time.Duration
 	// MaxUnsealedBytes bounds one ingest node's answer (default 1 GiB).
 	MaxUnsealedBytes int64
 	// Logger receives failures (default discards).
@@ -45,8 +52,9 @@ type QueryOptions struct {
 // it cannot reach (the store, an ingest node) becomes the answer's
 // warnings, so a client sees a partial answer marked as such.
 type QuerySource struct {
-	opts    QueryOptions
-	readers openReaders
+	opts      QueryOptions
+	readers   openReaders
+	manifests *objstore.ManifestCache
 
 	manifestFailures, nodeFailures, segmentFailures atomic.Int64
 	unsealedBytes, unsealedParts                    atomic.Int64
@@ -71,7 +79,10 @@ func NewQuerySource(opts QueryOptions) (*QuerySource, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &QuerySource{opts: opts}, nil
+	if opts.ManifestMaxAge == 0 {
+		opts.ManifestMaxAge = time.Second
+	}
+	return &QuerySource{opts: opts, manifests: objstore.NewManifestCache(opts.Store, opts.ManifestMaxAge, nil)}, nil
 }
 
 // QueryStats count what a QuerySource could not reach and what the
@@ -84,23 +95,27 @@ type QueryStats struct {
 	// UnsealedParts and UnsealedBytes count the segment files the ingest
 	// nodes sent.
 	UnsealedParts, UnsealedBytes int64
+	// Manifests counts how manifest reads were answered: from memory,
+	// by a 304, or by a download.
+	Manifests objstore.ManifestCacheStats
 }
 
 // Stats returns the counters.
 func (q *QuerySource) Stats() QueryStats {
 	return QueryStats{ManifestFailures: q.manifestFailures.Load(), NodeFailures: q.nodeFailures.Load(),
-		SegmentFailures: q.segmentFailures.Load(), UnsealedParts: q.unsealedParts.Load(), UnsealedBytes: q.unsealedBytes.Load()}
+		SegmentFailures: q.segmentFailures.Load(), UnsealedParts: q.unsealedParts.Load(), UnsealedBytes: q.unsealedBytes.Load(),
+		Manifests: q.manifests.Stats()}
 }
 
 // Parts implements engine.External.
 func (q *QuerySource) Parts(shard string) ([]engine.ExternalPart, []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), q.opts.Timeout)
 	defer cancel()
-	m, _, err := objstore.ReadManifest(ctx, q.opts.Store, shard)
+	m, err := q.manifests.Read(ctx, shard)
 	if err != nil {
 		q.manifestFailures.Add(1)
 		q.opts.Logger.Warn("query node: reading a manifest failed", "source_token", shard, "err", err)
-		return nil, []string{fmt.Sprintf("the object store did not answer (%v): no event of this source is in this answer", err)}
+		return nil, []string{fmt.Sprintf("the object store did not answer%s (%v): no event of this source is in this answer", unreachable(err), err)}
 	}
 	q.readers.listed(shard, m)
 	listed := make([]string, len(m.Segments))
@@ -149,12 +164,21 @@ func (q *QuerySource) Parts(shard string) ([]engine.ExternalPart, []string) {
 		p, err := q.readers.get(ctx, q.opts.Cache, shard, e)
 		if err != nil {
 			q.segmentFailures.Add(1)
-			gaps = append(gaps, fmt.Sprintf("segment %s (%d events) could not be read from the object store (%v)", e.Name, e.Rows, err))
+			gaps = append(gaps, fmt.Sprintf("segment %s (%d events) could not be read from the object store%s (%v)", e.Name, e.Rows, unreachable(err), err))
 			continue
 		}
 		parts = append(parts, p)
 	}
 	return parts, gaps
+}
+
+// unreachable is the words a warning adds when err says the store could
+// not be reached (rather than, say, refusing access).
+func unreachable(err error) string {
+	if errors.Is(err, objstore.ErrUnavailable) {
+		return ": the object store is unreachable"
+	}
+	return ""
 }
 
 // Close closes the segments kept open between queries (those snapshots

@@ -180,7 +180,9 @@ func TestQueryNodeAnswersFromStoreAndIngestNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cache.Close()
-	qs, err := NewQuerySource(QueryOptions{Store: store, Cache: cache, IngestNodes: []string{a.srv.URL, b.srv.URL}, ClusterKey: "secret"})
+	// Every snapshot revalidates the manifest: the readers kept open
+	// follow the store's latest version (checked below).
+	qs, err := NewQuerySource(QueryOptions{Store: store, Cache: cache, IngestNodes: []string{a.srv.URL, b.srv.URL}, ClusterKey: "secret", ManifestMaxAge: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

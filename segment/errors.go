@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"io"
 	iofs "io/fs"
 )
 
@@ -50,6 +51,50 @@ type VersionError struct {
 func (e *VersionError) Error() string {
 	return fmt.Sprintf("segment %s: format version %d is not supported by this build (it reads %d..%d); run the Sediment version that wrote it",
 		e.Path, e.Version, FormatMinSupported, FormatLatest)
+}
+
+// ErrRead is matched (errors.Is) by every error that reports segment bytes
+// that could not be read at all: the file system or the object store
+// failed (EIO, a store that does not answer, an object gone). It is not
+// damage: the same read may succeed later, so nothing is set aside for it.
+// A short read (the file ends before a unit its footer places) is damage,
+// not a read failure: it matches ErrCorrupt.
+var ErrRead = errors.New("segment: read failed")
+
+// ReadError says which read of a segment failed. It unwraps to the cause,
+// so errors.Is matches the cause's kinds too (an object store's
+// unavailability, fs.ErrNotExist, ...).
+type ReadError struct {
+	// Path is the name the reader was opened with (as CorruptError's).
+	Path    string
+	Offset  int64  // byte offset of the unit being read, -1 if unknown
+	Section string // "header", "trailer", "page", "section index", ...
+	Err     error
+}
+
+func (e *ReadError) Error() string {
+	if e.Offset >= 0 {
+		return fmt.Sprintf("segment %s: reading %s at offset %d: %v", e.Path, e.Section, e.Offset, ioCause(e.Err))
+	}
+	return fmt.Sprintf("segment %s: reading %s: %v", e.Path, e.Section, ioCause(e.Err))
+}
+
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrRead) true for every ReadError.
+func (e *ReadError) Is(target error) bool { return target == ErrRead }
+
+// readFailed classifies a failed ReadAt of the unit at off: a short read
+// (io.EOF, io.ErrUnexpectedEOF: the file is shorter than the segment's own
+// offsets say) is damage; any other error is a ReadError.
+func readFailed(path, section string, off int64, err error) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return corruptf(path, section, off, "read: %v", ioCause(err))
+	}
+	return &ReadError{Path: path, Offset: off, Section: section, Err: err}
 }
 
 // ioCause is a read error without the file path an *fs.PathError carries:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"slices"
 	"sync"
 	"unsafe"
@@ -138,7 +137,7 @@ type PageRange struct {
 func Open(f vfs.File, path string) (*Reader, error) {
 	size, err := f.Size()
 	if err != nil {
-		return nil, err
+		return nil, &ReadError{Path: path, Offset: -1, Section: "file", Err: err}
 	}
 	r := &Reader{f: f, path: path, size: size}
 	if size < headerSize+trailerSize+unitTrailerSize {
@@ -146,7 +145,7 @@ func Open(f vfs.File, path string) (*Reader, error) {
 	}
 	var hdr [headerSize]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return nil, corruptf(path, "header", 0, "read: %v", ioCause(err))
+		return nil, readFailed(path, "header", 0, err)
 	}
 	if string(hdr[:4]) != magic {
 		return nil, corruptf(path, "header", 0, "bad magic %q", hdr[:4])
@@ -155,7 +154,7 @@ func Open(f vfs.File, path string) (*Reader, error) {
 	var tr [trailerSize]byte
 	trOff := size - trailerSize
 	if _, err := f.ReadAt(tr[:], trOff); err != nil {
-		return nil, corruptf(path, "trailer", trOff, "read: %v", ioCause(err))
+		return nil, readFailed(path, "trailer", trOff, err)
 	}
 	if r.version < FormatMinSupported || r.version > FormatLatest {
 		// Header and trailer agreeing on the version (and the trailer's
@@ -311,10 +310,7 @@ func (r *Reader) readUnitBuf(off, ln int64, section string, maxSize int, pool bo
 	buf := getBuf(int(ln))
 	if n, err := r.f.ReadAt(buf, off); n < len(buf) {
 		putBuf(buf)
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, false, corruptf(r.path, section, off, "read: %v", ioCause(err))
+		return nil, false, readFailed(r.path, section, off, err)
 	}
 	n := len(buf) - unitTrailerSize
 	codec := buf[n]
@@ -911,10 +907,7 @@ func (r *Reader) readUnitRaw(off, ln int64, section string) (raw, payload []byte
 	}
 	buf := make([]byte, ln)
 	if n, err := r.f.ReadAt(buf, off); n < len(buf) {
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, nil, 0, corruptf(r.path, section, off, "read: %v", ioCause(err))
+		return nil, nil, 0, readFailed(r.path, section, off, err)
 	}
 	n := len(buf) - unitTrailerSize
 	codec = buf[n]

@@ -18,7 +18,7 @@ import (
 	"github.com/sediment/sediment/engine"
 )
 
-const benchUsage = `usage: sediment bench <ingest|query|sweep|peers|compare> [flags]
+const benchUsage = `usage: sediment bench <ingest|query|sweep|peers|compare|ingest-nodes> [flags]
 
   ingest   send generated Supabase logs to a server over HTTP, as Vector does;
            report events/s, MB/s, p50/p99 request latency, peak RSS of the
@@ -39,6 +39,10 @@ const benchUsage = `usage: sediment bench <ingest|query|sweep|peers|compare> [fl
            per event, peak RSS, GC share
   compare  compare reports written with --format json or --save, metric by
            metric; a change counts only past the runs' noise (U test)
+  ingest-nodes
+           one, then two 'serve --role ingest' processes on one object store
+           (--object-store), the events sent to them at once over HTTP;
+           report events/s, the nodes' CPU and when all was published
 
 Without --url, ingest and query start 'sediment serve' (this binary) as a
 child process on --data-dir (a temporary directory by default), so that the
@@ -68,6 +72,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return benchPeers(ctx, args[1:], stdout, stderr)
 	case "compare":
 		return benchCompare(args[1:], stdout, stderr)
+	case "ingest-nodes":
+		return benchIngestNodes(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "sediment bench: unknown command %q\n\n%s\n", args[0], benchUsage)
 	return 2

@@ -48,6 +48,10 @@ type objectStoreConfig struct {
 	// CatalogSync is how often the shared catalog is read for other
 	// nodes' changes (0: defaultCatalogSync; tests shorten it).
 	CatalogSync time.Duration
+	// ManifestMaxAge bounds how stale a manifest a query node's query
+	// may use (--manifest-max-age, default 1s); 0: none, every query
+	// revalidates it with a conditional GET.
+	ManifestMaxAge time.Duration
 }
 
 // enabled reports whether an object store is configured.
@@ -63,7 +67,7 @@ const defaultGCInterval = 10 * time.Minute
 type objectStoreFlags struct {
 	url, endpoint, region, accessKey, secretKey, cacheSize, cacheDir, role, nodeID, ingestNodes, clusterKey string
 	pathStyle                                                                                               bool
-	gcInterval                                                                                              time.Duration
+	gcInterval, manifestMaxAge                                                                              time.Duration
 }
 
 // registerObjectStoreFlags defines the object storage flags on fs and
@@ -82,6 +86,7 @@ func registerObjectStoreFlags(fs *flag.FlagSet, getenv func(string) string, cfg 
 	fs.StringVar(&f.nodeID, "node-id", "", "with --object-store: this node's id, naming its segments in the store (1-128 of a-z A-Z 0-9 - _; default the one kept in the data directory, made on first start)")
 	fs.StringVar(&f.ingestNodes, "ingest-nodes", "", "with --role query: comma-separated base URLs of the ingest nodes, e.g. http://ingest1:4000,http://ingest2:4000")
 	fs.StringVar(&f.clusterKey, "cluster-key", "", "with --object-store: a secret every node of the cluster shares; ingest nodes answer query nodes that present it with their events not yet in the store (prefer $SEDIMENT_CLUSTER_KEY to the command line)")
+	fs.DurationVar(&f.manifestMaxAge, "manifest-max-age", time.Second, "with --role query: how long a source's manifest read from the store serves queries before it is revalidated (a conditional GET); 0: every query revalidates it. Answers stay complete: the ingest nodes send what it does not list")
 	fs.DurationVar(&f.gcInterval, "gc-interval", 0, "with --object-store: how often segment objects no manifest lists are deleted, an hour after they were delisted (default 10m)")
 	return func() error { return f.parse(getenv, cfg) }
 }
@@ -135,6 +140,13 @@ func (f *objectStoreFlags) parse(getenv func(string) string, cfg *objectStoreCon
 	if cfg.GCInterval < 0 {
 		return errors.New("--gc-interval must not be negative")
 	}
+	// Ten minutes is far below garbage collection's grace period (an
+	// hour), which a stale manifest's segments must not outlive
+	// (docs/scale.md).
+	if f.manifestMaxAge < 0 || f.manifestMaxAge > 10*time.Minute {
+		return fmt.Errorf("--manifest-max-age: want 0 to 10m, got %s", f.manifestMaxAge)
+	}
+	cfg.ManifestMaxAge = f.manifestMaxAge
 	if cfg.GCInterval == 0 {
 		cfg.GCInterval = defaultGCInterval
 	}

@@ -93,8 +93,12 @@ func openObjectStorage(cfg objectStoreConfig, dataDir string, log *slog.Logger) 
 	if cfg.Role != roleQuery {
 		o.rem, err = remote.New(remote.Options{Store: store, Cache: o.cache, Node: node, Logger: log})
 	} else {
+		maxAge := cfg.ManifestMaxAge
+		if maxAge == 0 {
+			maxAge = -1 // QueryOptions' "none"
+		}
 		o.query, err = remote.NewQuerySource(remote.QueryOptions{Store: store, Cache: o.cache,
-			IngestNodes: cfg.IngestNodes, ClusterKey: cfg.ClusterKey, Logger: log})
+			IngestNodes: cfg.IngestNodes, ClusterKey: cfg.ClusterKey, ManifestMaxAge: maxAge, Logger: log})
 	}
 	if err != nil {
 		o.cache.Close()

@@ -37,6 +37,12 @@ func TestObjectStoreFlags(t *testing.T) {
 	if c.S3 != want || c.CacheSize != 2<<30 || c.Role != roleIngest || c.NodeID != "ingest-1" || c.GCInterval != defaultGCInterval {
 		t.Fatalf("flags: %+v", c)
 	}
+	if c.ManifestMaxAge != time.Second {
+		t.Fatalf("--manifest-max-age default: %v", c.ManifestMaxAge)
+	}
+	if c, err := parse([]string{"--object-store", "s3://logs", "--manifest-max-age", "0"}, nil); err != nil || c.ManifestMaxAge != 0 {
+		t.Fatalf("--manifest-max-age 0: %v %v", c.ManifestMaxAge, err)
+	}
 	// SEDIMENT_* and AWS_* variables; flags win over both.
 	env := map[string]string{"SEDIMENT_OBJECT_STORE": "s3://logs", "AWS_ENDPOINT_URL": "https://minio.internal:9000",
 		"AWS_REGION": "eu-west-1", "AWS_S3_FORCE_PATH_STYLE": "true", "SEDIMENT_ROLE": "query",
@@ -62,6 +68,8 @@ func TestObjectStoreFlags(t *testing.T) {
 		{"--object-store", "s3://logs", "--object-store-access-key", "k"},                     // no secret
 		{"--object-store", "s3://logs", "--role", "query", "--ingest-nodes", "http://a:4000"}, // no cluster key
 		{"--object-store", "s3://logs", "--role", "query", "--syslog-udp", "5514"},
+		{"--object-store", "s3://logs", "--manifest-max-age", "-1s"},
+		{"--object-store", "s3://logs", "--manifest-max-age", "1h"}, // past the grace period's margin
 	} {
 		if _, err := parse(bad, nil); err == nil {
 			t.Errorf("%q: accepted", bad)

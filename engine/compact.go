@@ -114,7 +114,8 @@ func (s *Shard) replacesOf(group []*segRef) ([]uint64, error) {
 		for _, id := range g.meta.replaces {
 			switch {
 			case slices.Contains(ids, id):
-			case s.opts.FS.Exists(filepath.Join(s.segDir, segName(id))):
+			case s.opts.FS.Exists(filepath.Join(s.segDir, segName(id))),
+				s.opts.FS.Exists(filepath.Join(s.segDir, remoteStubName(id))):
 				ids = append(ids, id)
 			default:
 				gone = true

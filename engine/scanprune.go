@@ -157,6 +157,12 @@ func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if p.seg.remote != nil {
+			// The store did not serve the index: the blocks would not
+			// read either.
+			sc.units = append(sc.units, &lostScanUnit{sc: sc, u: p.seg.remoteLoss(-1, err)})
+			return nil
+		}
 		// A damaged index loses nothing: scan the segment without it.
 		p.seg.shard.noteIndexDamage(p.seg, err)
 		cand, exact = nil, make([]bool, len(sc.preds))
@@ -182,6 +188,10 @@ func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 			continue
 		}
 		ok, err := sc.blockMayMatch(p, b, true)
+		if err != nil && p.seg.remote != nil && ctx.Err() == nil {
+			sc.units = append(sc.units, &lostScanUnit{sc: sc, u: p.seg.remoteLoss(b, err)})
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, segment.ErrCorrupt) {
 				return err

@@ -200,6 +200,9 @@ func (u *segUnit) Read(ctx context.Context, emit func(*vec.Batch) error) error {
 // that names the source and the file relative to its directory. Other
 // errors pass through.
 func (u *segUnit) damaged(ctx context.Context, err error, partial bool) error {
+	if err != nil && u.p.seg.remote != nil && ctx.Err() == nil {
+		return u.sc.remoteFailed(ctx, u.p.seg, u.b, err, partial)
+	}
 	if err == nil || !errors.Is(err, segment.ErrCorrupt) {
 		return u.sc.clientError(err)
 	}

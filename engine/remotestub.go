@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -100,6 +101,9 @@ func decodeRemoteStub(b []byte) (remoteStub, error) {
 	st = remoteStub{size: int64(vals[0]), rows: int64(vals[1]), minTime: int64(vals[2]), maxTime: int64(vals[3]), walLast: vals[4]}
 	if st.size < 0 || st.rows < 0 || st.minTime > st.maxTime {
 		return remoteStub{}, fmt.Errorf("%w: size %d, rows %d, times %d..%d", errBadStub, st.size, st.rows, st.minTime, st.maxTime)
+	}
+	if !bytes.Equal(st.encode(), b) { // a varint with redundant bytes: not ours
+		return remoteStub{}, fmt.Errorf("%w: not in canonical form", errBadStub)
 	}
 	return st, nil
 }

@@ -139,7 +139,9 @@ func (s *Shard) replaceSegments(group []*segRef, ref *segRef) []*segRef {
 	var gone []*segRef // an input quarantined meanwhile has left already
 	s.mu.Lock()
 	s.segs = slices.DeleteFunc(s.segs, func(x *segRef) bool {
-		if slices.Contains(group, x) {
+		// By id: an evicted segment's ref replaced the one a size cap
+		// planned with (EvictSegment); it is the same segment.
+		if slices.ContainsFunc(group, func(g *segRef) bool { return g.id == x.id }) {
 			gone = append(gone, x)
 			return true
 		}

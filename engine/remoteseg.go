@@ -286,6 +286,17 @@ func (s *Shard) EvictSegment(ctx context.Context, id uint64) (int64, error) {
 		return 0, fmt.Errorf("segment %016x: the store's copy covers %d..%d, the segment %d..%d", id, rmin, rmax, minT, maxT)
 	}
 	ref.meta = sg.meta
+	// No compaction, retention rewrite or size cap may be working from
+	// the ref being replaced (they hold compactMu while they do).
+	s.compactMu.Lock()
+	defer s.compactMu.Unlock()
+	s.mu.RLock()
+	live := slices.Contains(s.segs, sg)
+	s.mu.RUnlock()
+	if !live {
+		ref.r.Close()
+		return 0, fmt.Errorf("%w: %016x was replaced meanwhile", ErrNotEvictable, id)
+	}
 	if err := writeFileAtomic(s.opts.FS, s.segDir, remoteStubName(id), st.encode()); err != nil {
 		ref.r.Close()
 		s.opts.FS.Remove(stubPath)
@@ -293,7 +304,7 @@ func (s *Shard) EvictSegment(ctx context.Context, id uint64) (int64, error) {
 	}
 	s.mu.Lock()
 	i := slices.Index(s.segs, sg)
-	if i < 0 { // replaced or dropped meanwhile: its stub must not outlive it
+	if i < 0 { // set aside meanwhile (a query found damage): its stub must not outlive it
 		s.mu.Unlock()
 		ref.r.Close()
 		s.opts.FS.Remove(stubPath)

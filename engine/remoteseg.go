@@ -121,8 +121,13 @@ func (s *Shard) openRemote(ctx context.Context, id uint64, stubPath string, st r
 	}
 	if !known {
 		minT, maxT := ref.r.TimeRange()
-		st = remoteStub{size: ref.r.Size(), rows: int64(ref.r.Rows()), minTime: minT, maxTime: maxT, walLast: ref.meta.walLast}
+		st = remoteStub{size: ref.r.Size(), rows: int64(ref.r.Rows()), minTime: minT, maxTime: maxT}
 	}
+	// The log generations it covers are the stub's: an adopted segment's
+	// own meta names its first life's log, which has nothing to do with
+	// this directory's (and must not make replay skip its files); an
+	// unreadable stub's segment covers none (its log is long gone).
+	ref.meta.walLast = st.walLast
 	ref.remote = &remoteCopy{stub: st, file: sf}
 	return ref, nil
 }
@@ -380,7 +385,6 @@ func (s *Shard) AdoptRemoteSegments(ctx context.Context, listed []ListedSegment)
 		if oerr != nil {
 			s.remotePending = append(s.remotePending, &pendingRemote{id: l.ID, path: stubPath, stub: st, known: true, err: oerr.Error()})
 		} else {
-			ref.meta.walLast = 0 // another life's log: it covers nothing of this one
 			s.segs = append(s.segs, ref)
 			s.sortSegs()
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sediment/sediment/engine"
+	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/miniotest"
 	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/objstore"
@@ -249,7 +250,8 @@ func TestReplacementNodeAdopts(t *testing.T) {
 	old.eng.Close()
 	old.rem.Close()
 
-	r := newRigAt(t, store, vfs.NewMemFS(), "/data", "/cache", 1<<20, old.now.Add(time.Hour))
+	fs := vfs.NewMemFS()
+	r := newRigAt(t, store, fs, "/data", "/cache", 1<<20, old.now.Add(time.Hour))
 	r.ingest(900, 300)
 	r.drain() // before the fix: a collision with the old segment 0, retried forever
 	r.rem.Reconcile(r.shard, true)
@@ -265,12 +267,24 @@ func TestReplacementNodeAdopts(t *testing.T) {
 	if m := r.manifest(); len(m.Segments) != 4 || liveRows(m) != 1200 {
 		t.Fatalf("manifest: %d segments, %d rows", len(m.Segments), liveRows(m))
 	}
+	// Events only in the new directory's log survive a crash: the
+	// adopted segments cover none of its log generations (their first
+	// life's are another log).
+	if err := r.shard.Append(context.Background(), []event.Event{{ID: "00000000-0000-4000-8000-0000000000ff", Timestamp: r.now.UnixMicro(),
+		Message: "acknowledged, not flushed", HasMessage: true}}); err != nil {
+		t.Fatal(err)
+	}
+	crashed := fs.CrashClone()
+	r.rem.Close() // the crashed node publishes nothing more
+	r.eng.Close()
+	r = newRigAt(t, store, crashed, "/data", "/cache", 1<<20, r.now)
+	r.wantAll(1201)
 	// They are its segments now: compacted with the new one and published.
 	if n, err := r.shard.Compact(); err != nil || n == 0 {
 		t.Fatalf("compact: %d, %v", n, err)
 	}
 	r.drain()
-	r.wantAll(1200)
+	r.wantAll(1201)
 	if m := r.manifest(); len(m.Segments) != 1 || liveRows(m) != 1200 {
 		t.Fatalf("after compaction: %d segments, %d rows", len(m.Segments), liveRows(m))
 	}

@@ -178,11 +178,11 @@ func TestRemoteStubRoundTrip(t *testing.T) {
 	for i := range b {
 		bad := bytes.Clone(b)
 		bad[i] ^= 0x40
-		if _, err := decodeRemoteStub(bad); !errors.Is(err, errBadStub) {
+		if _, err := decodeRemoteStub(bad); !errors.Is(err, ErrRemoteStubCorrupt) {
 			t.Fatalf("byte %d flipped: %v", i, err)
 		}
 	}
-	if _, err := decodeRemoteStub(b[:len(b)-1]); !errors.Is(err, errBadStub) {
+	if _, err := decodeRemoteStub(b[:len(b)-1]); !errors.Is(err, ErrRemoteStubCorrupt) {
 		t.Fatalf("cut: %v", err)
 	}
 }

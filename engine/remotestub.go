@@ -60,24 +60,24 @@ func (st remoteStub) encode() []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
-// errBadStub is matched by every error decodeRemoteStub returns.
-var errBadStub = errors.New("engine: damaged remote segment stub")
+// ErrRemoteStubCorrupt is matched by every error decoding a stub returns.
+var ErrRemoteStubCorrupt = errors.New("engine: damaged remote segment stub")
 
 // decodeRemoteStub reads a stub's bytes; it never panics, whatever b is.
 func decodeRemoteStub(b []byte) (remoteStub, error) {
 	var st remoteStub
 	if len(b) < 4+1+5+4 || len(b) > maxRemoteStub {
-		return st, fmt.Errorf("%w: %d bytes", errBadStub, len(b))
+		return st, fmt.Errorf("%w: %d bytes", ErrRemoteStubCorrupt, len(b))
 	}
 	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
-		return st, fmt.Errorf("%w: crc mismatch", errBadStub)
+		return st, fmt.Errorf("%w: crc mismatch", ErrRemoteStubCorrupt)
 	}
 	if string(body[:4]) != remoteStubMagic {
-		return st, fmt.Errorf("%w: bad magic %q", errBadStub, body[:4])
+		return st, fmt.Errorf("%w: bad magic %q", ErrRemoteStubCorrupt, body[:4])
 	}
 	if body[4] != remoteStubVersion {
-		return st, fmt.Errorf("%w: unknown version %d", errBadStub, body[4])
+		return st, fmt.Errorf("%w: unknown version %d", ErrRemoteStubCorrupt, body[4])
 	}
 	rest := body[5:]
 	var vals [5]uint64
@@ -91,19 +91,19 @@ func decodeRemoteStub(b []byte) (remoteStub, error) {
 			vals[i], n = binary.Uvarint(rest)
 		}
 		if n <= 0 {
-			return st, fmt.Errorf("%w: field %d does not decode", errBadStub, i)
+			return st, fmt.Errorf("%w: field %d does not decode", ErrRemoteStubCorrupt, i)
 		}
 		rest = rest[n:]
 	}
 	if len(rest) != 0 {
-		return st, fmt.Errorf("%w: %d bytes after the fields", errBadStub, len(rest))
+		return st, fmt.Errorf("%w: %d bytes after the fields", ErrRemoteStubCorrupt, len(rest))
 	}
 	st = remoteStub{size: int64(vals[0]), rows: int64(vals[1]), minTime: int64(vals[2]), maxTime: int64(vals[3]), walLast: vals[4]}
 	if st.size < 0 || st.rows < 0 || st.minTime > st.maxTime {
-		return remoteStub{}, fmt.Errorf("%w: size %d, rows %d, times %d..%d", errBadStub, st.size, st.rows, st.minTime, st.maxTime)
+		return remoteStub{}, fmt.Errorf("%w: size %d, rows %d, times %d..%d", ErrRemoteStubCorrupt, st.size, st.rows, st.minTime, st.maxTime)
 	}
 	if !bytes.Equal(st.encode(), b) { // a varint with redundant bytes: not ours
-		return remoteStub{}, fmt.Errorf("%w: not in canonical form", errBadStub)
+		return remoteStub{}, fmt.Errorf("%w: not in canonical form", ErrRemoteStubCorrupt)
 	}
 	return st, nil
 }
@@ -120,11 +120,32 @@ func readRemoteStub(fs vfs.FS, path string) (remoteStub, error) {
 		return remoteStub{}, err
 	}
 	if size > maxRemoteStub {
-		return remoteStub{}, fmt.Errorf("%w: %d bytes", errBadStub, size)
+		return remoteStub{}, fmt.Errorf("%w: %d bytes", ErrRemoteStubCorrupt, size)
 	}
 	b := make([]byte, size)
 	if n, err := f.ReadAt(b, 0); n != len(b) {
 		return remoteStub{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	return decodeRemoteStub(b)
+}
+
+// RemoteStub is what a stub file segments/<id>.remote says of an evicted
+// segment (docs/format/datadir.md §5): its file's bytes, its events,
+// their time range (µs) and the last log generation it covers.
+type RemoteStub struct {
+	Size, Rows       int64
+	MinTime, MaxTime int64
+	WALLast          uint64
+}
+
+// DecodeRemoteStub decodes a stub file's bytes (for tools and fuzzing);
+// errors match ErrRemoteStubCorrupt.
+func DecodeRemoteStub(b []byte) (RemoteStub, error) {
+	st, err := decodeRemoteStub(b)
+	return RemoteStub{Size: st.size, Rows: st.rows, MinTime: st.minTime, MaxTime: st.maxTime, WALLast: st.walLast}, err
+}
+
+// Encode returns the stub file's bytes.
+func (st RemoteStub) Encode() []byte {
+	return remoteStub{size: st.Size, rows: st.Rows, minTime: st.MinTime, maxTime: st.MaxTime, walLast: st.WALLast}.encode()
 }

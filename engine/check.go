@@ -63,6 +63,11 @@ func (s *Shard) checkProblems() []error {
 			add(fmt.Errorf("segment %d listed twice", sg.id))
 		}
 		ids[sg.id] = true
+		if sg.remote != nil {
+			// Evicted: its copy in the store was checked (CRC-32C) when
+			// it was uploaded; checking it here would fetch it whole.
+			continue
+		}
 		for _, err := range checkSegment(sg) {
 			add(err)
 		}
@@ -423,6 +428,15 @@ type ShardInfo struct {
 	MinTime      int64
 	MaxTime      int64
 	ExpiredRows  int
+	// EvictedSegments and EvictedBytes are the segments (of Segments and
+	// SegmentBytes) whose local file was evicted, read from object
+	// storage (remoteseg.go); PendingRemote those not opened yet (the
+	// store away), which answers say they miss. Evictions counts
+	// evictions since the shard opened.
+	EvictedSegments int
+	EvictedBytes    int64
+	PendingRemote   int
+	Evictions       int64
 
 	// HeadBytes is the memory the HeadRows events take (the figure the heads'
 	// size bounds and the engine's head memory budget count).
@@ -555,7 +569,15 @@ func (s *Shard) Info() ShardInfo {
 	for _, sg := range sn.segs {
 		in.Segments++
 		in.SegmentBytes += sg.r.Size()
+		if sg.remote != nil {
+			in.EvictedSegments++
+			in.EvictedBytes += sg.r.Size()
+		}
 	}
+	s.mu.RLock()
+	in.PendingRemote = len(s.remotePending)
+	s.mu.RUnlock()
+	in.Evictions = s.stats.evicted.Load()
 	lr := sn.liveRows()
 	in.SegmentRows, in.HeadRows, in.ExpiredRows = lr.segRows, lr.headRows, lr.expired
 	if lr.ok {

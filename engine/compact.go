@@ -114,7 +114,8 @@ func (s *Shard) replacesOf(group []*segRef) ([]uint64, error) {
 		for _, id := range g.meta.replaces {
 			switch {
 			case slices.Contains(ids, id):
-			case s.opts.FS.Exists(filepath.Join(s.segDir, segName(id))):
+			case s.opts.FS.Exists(filepath.Join(s.segDir, segName(id))),
+				s.opts.FS.Exists(filepath.Join(s.segDir, remoteStubName(id))):
 				ids = append(ids, id)
 			default:
 				gone = true
@@ -138,7 +139,9 @@ func (s *Shard) replaceSegments(group []*segRef, ref *segRef) []*segRef {
 	var gone []*segRef // an input quarantined meanwhile has left already
 	s.mu.Lock()
 	s.segs = slices.DeleteFunc(s.segs, func(x *segRef) bool {
-		if slices.Contains(group, x) {
+		// By id: an evicted segment's ref replaced the one a size cap
+		// planned with (EvictSegment); it is the same segment.
+		if slices.ContainsFunc(group, func(g *segRef) bool { return g.id == x.id }) {
 			gone = append(gone, x)
 			return true
 		}

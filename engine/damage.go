@@ -390,6 +390,9 @@ func causeText(err error) string {
 // segment without it. A read-only engine only remembers it in memory.
 // It returns the lost unit.
 func (s *Shard) markBlockDamaged(sg *segRef, b int, cause error) lostUnit {
+	if sg.remote != nil {
+		return sg.remoteLoss(b, cause) // never recorded: see remoteseg.go
+	}
 	s.damageMu.Lock()
 	defer s.damageMu.Unlock()
 	if u, ok := sg.damaged(b); ok {
@@ -437,6 +440,9 @@ func (s *Shard) markBlockDamaged(sg *segRef, b int, cause error) lostUnit {
 // noteIndexDamage remembers that sg's index is damaged: queries scan the
 // segment without it (nothing is lost) and a compaction rebuilds it.
 func (s *Shard) noteIndexDamage(sg *segRef, cause error) {
+	if sg.remote != nil {
+		return // read from the store: tried again by the next read
+	}
 	if sg.ixBroken.Swap(true) {
 		return
 	}

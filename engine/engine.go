@@ -5,6 +5,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -231,6 +232,9 @@ func (e *Engine) maintenanceLoop() {
 			return
 		case <-ct.C:
 			for _, s := range e.Shards() {
+				if s.hasPendingRemote() {
+					s.OpenRemoteSegments(context.Background())
+				}
 				if s.taskDue(taskCompaction) {
 					s.Compact()
 				}

@@ -50,6 +50,13 @@ func openShard(e *Engine, id, dir string, repair bool) (*Shard, error) {
 	case len(damage) > 0:
 		return s.openWALDamaged(damage), nil
 	}
+	if opts.Remote != nil && s.nextSeg == 0 {
+		// A shard with no segment yet numbers them from the clock (µs):
+		// on a replacement node whose data directory is new, it must not
+		// reuse the ids its predecessor published under the same node id,
+		// even before it could read the store (AdoptRemoteSegments).
+		s.nextSeg = uint64(max(opts.Now().UnixMicro(), 0))
+	}
 	if b := int64(s.head.bytes); b > 0 { // replayed events
 		e.mem.active.Add(b)
 		e.mem.activeHeads.Add(1)
@@ -100,10 +107,7 @@ func (s *Shard) recoverStored(repair bool, segsLoaded *bool) ([]*WALCorruptError
 	}
 	*segsLoaded = true
 	s.raiseQuarantined() // data set aside earlier is still missing from answers
-	covered := uint64(0)
-	for _, sg := range s.segs {
-		covered = max(covered, sg.meta.walLast)
-	}
+	covered := s.coveredWAL()
 	names, err := opts.FS.List(s.walDir)
 	if err != nil {
 		return nil, 0, err
@@ -252,10 +256,7 @@ func openShardReadOnly(s *Shard) (*Shard, error) {
 	if err := s.loadSegments(); err != nil {
 		return nil, err
 	}
-	covered := uint64(0)
-	for _, sg := range s.segs {
-		covered = max(covered, sg.meta.walLast)
-	}
+	covered := s.coveredWAL()
 	s.head = newHead(opts.Now(), covered+1, opts.MaxColumns)
 	names, _ := opts.FS.List(s.walDir)
 	var scratch []byte
@@ -311,10 +312,21 @@ func (s *Shard) loadSegments() error {
 		return err
 	}
 	records := map[uint64]bool{}
-	var ixMarks []uint64
+	var ixMarks, stubs []uint64
 	for _, n := range names {
 		if id, ok := parseSeqName(n, damageExt); ok {
 			records[id] = true
+			continue
+		}
+		if id, ok := parseSeqName(n, remoteStubExt); ok {
+			s.nextSeg = max(s.nextSeg, id+1)
+			if !slices.Contains(names, segName(id)) {
+				stubs = append(stubs, id)
+			} else if !s.opts.ReadOnly {
+				// Evicting it was interrupted before its file went: the
+				// local file serves.
+				fs.Remove(filepath.Join(s.segDir, n))
+			}
 			continue
 		}
 		if id, ok := parseSeqName(n, indexDamageExt); ok {
@@ -350,6 +362,7 @@ func (s *Shard) loadSegments() error {
 		}
 		s.segs = append(s.segs, ref)
 	}
+	s.loadRemoteStubs(stubs)
 	if qn, err := fs.List(s.quarDir); err == nil {
 		for _, n := range qn {
 			id, ok := parseSeqName(n, ".seg")
@@ -433,9 +446,28 @@ func (s *Shard) loadSegments() error {
 		sg.release()
 	}
 	s.segs = kept
+	s.remotePending = slices.DeleteFunc(s.remotePending, func(p *pendingRemote) bool {
+		if replaced[p.id] && !s.opts.ReadOnly {
+			fs.Remove(p.path)
+		}
+		return replaced[p.id]
+	})
 	s.sortSegs()
 	s.loadLost()
 	return nil
+}
+
+// coveredWAL is the last write-ahead log generation the shard's segments
+// cover (evicted ones not yet opened included).
+func (s *Shard) coveredWAL() uint64 {
+	covered := uint64(0)
+	for _, sg := range s.segs {
+		covered = max(covered, sg.meta.walLast)
+	}
+	for _, p := range s.remotePending {
+		covered = max(covered, p.stub.walLast)
+	}
+	return covered
 }
 
 // footerOf opens a segment that failed to load, to learn its size and time
@@ -464,6 +496,12 @@ func (s *Shard) openSegment(id uint64, path string) (*segRef, error) {
 	// Errors name the file relative to the source's directory: they may
 	// reach API clients, which must not learn the server's paths.
 	name := filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path))
+	return s.segRefOf(id, path, f, name)
+}
+
+// segRefOf reads segment id from f (named name in errors) and checks
+// what the engine relies on; path is its file (or stub) in the shard.
+func (s *Shard) segRefOf(id uint64, path string, f vfs.File, name string) (*segRef, error) {
 	r, err := segment.Open(f, name)
 	if err != nil {
 		f.Close()

@@ -28,9 +28,11 @@ type Remote interface {
 	// call into the engine.
 	SegmentsReplaced(shard string, added *RemoteSegment, removed []uint64)
 	// OpenSegment opens the remote copy of segment id of shard for
-	// reading, as segment.Open reads a local file. (The engine does not
-	// call it yet: it will when listed segments' local files become a
-	// cache; see docs/scale.md.)
+	// reading, as segment.Open reads a local file. It must fail unless
+	// the remote lists that copy as the shard's segment: the engine
+	// calls it to read an evicted segment (Shard.EvictSegment), and
+	// deletes the local file only once it opened the copy. It may be
+	// called from any goroutine, with none of the engine's locks held.
 	OpenSegment(ctx context.Context, shard string, id uint64) (vfs.File, error)
 }
 
@@ -47,6 +49,10 @@ type RemoteSegment struct {
 	Rows             int
 	// Done releases the local file (see Remote.SegmentsReplaced).
 	Done func()
+	// Remote: the segment's local file was evicted (Path is empty): the
+	// remote's copy is the only one. Only Shard.RemoteSegments returns
+	// such segments.
+	Remote bool
 }
 
 // remoteQueue holds a shard's changes for Options.Remote between the

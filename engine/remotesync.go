@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"io"
 	"slices"
 	"sync"
 
@@ -20,13 +21,22 @@ import (
 func (s *Shard) RemoteSegments() []*RemoteSegment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*RemoteSegment, 0, len(s.segs))
+	out := make([]*RemoteSegment, 0, len(s.segs)+len(s.remotePending))
 	for _, sg := range s.segs {
-		sg.acquire()
 		minT, maxT := sg.r.TimeRange()
+		if sg.remote != nil {
+			out = append(out, &RemoteSegment{ID: sg.id, Size: sg.r.Size(), MinTime: minT, MaxTime: maxT,
+				Rows: sg.r.Rows(), Done: func() {}, Remote: true})
+			continue
+		}
+		sg.acquire()
 		var once sync.Once
 		out = append(out, &RemoteSegment{ID: sg.id, Path: sg.path, Size: sg.r.Size(), MinTime: minT, MaxTime: maxT,
 			Rows: sg.r.Rows(), Done: func() { once.Do(sg.release) }})
+	}
+	for _, p := range s.remotePending {
+		out = append(out, &RemoteSegment{ID: p.id, Size: p.stub.size, MinTime: p.stub.minTime, MaxTime: p.stub.maxTime,
+			Rows: int(p.stub.rows), Done: func() {}, Remote: true})
 	}
 	slices.SortFunc(out, func(a, b *RemoteSegment) int { return cmp.Compare(a.ID, b.ID) })
 	return out
@@ -36,8 +46,11 @@ func (s *Shard) RemoteSegments() []*RemoteSegment {
 // file stays until the snapshot is released.
 type SnapshotSegment struct {
 	ID   uint64
-	Path string // in Options.FS
+	Path string // in Options.FS; "" for an evicted segment
 	Size int64
+	// Evicted is the file of an evicted segment (read through
+	// Options.Remote), nil for a local one.
+	Evicted io.ReaderAt
 }
 
 // OwnSegments lists the snapshot's segments that are the shard's own
@@ -46,7 +59,10 @@ type SnapshotSegment struct {
 func (sn *Snapshot) OwnSegments() []SnapshotSegment {
 	var out []SnapshotSegment
 	for _, sg := range sn.segs {
-		if sg.extRelease == nil {
+		switch {
+		case sg.remote != nil:
+			out = append(out, SnapshotSegment{ID: sg.id, Size: sg.r.Size(), Evicted: sg.remote.file})
+		case sg.extRelease == nil:
 			out = append(out, SnapshotSegment{ID: sg.id, Path: sg.path, Size: sg.r.Size()})
 		}
 	}

@@ -112,6 +112,12 @@ func (s *Shard) noteReadDamage(group []*segRef, err error) {
 		if ce.Path != filepath.Join("segments", segName(sg.id)) {
 			continue
 		}
+		if sg.remote != nil {
+			// Read from the store: a failure to reach it is no damage
+			// here, and the store's copy cannot be set aside. The
+			// compaction fails and is retried.
+			return
+		}
 		if b := sg.r.BlockAt(ce.Offset); b >= 0 {
 			s.markBlockDamaged(sg, b, err)
 		} else if ce.Section == "index" || ce.Section == "section "+sectionIndex || ce.Section == "unit" {

@@ -86,6 +86,10 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			}
 			tasks = append(tasks, func() error {
 				err := emitDedup(&blockReader{r: r, b: b}, rows, at, emit, dst)
+				if err != nil && p.seg.remote != nil && ctx.Err() == nil {
+					// Rows were emitted already: the query fails, saying why.
+					return &PartialError{Source: sc.name, Cause: p.seg.remoteLoss(b, err).cause}
+				}
 				if err != nil && errors.Is(err, segment.ErrCorrupt) {
 					// The rows were emitted already: the records cannot be
 					// left out without a wrong answer, so the query fails.

@@ -61,6 +61,9 @@ type Shard struct {
 	segs    []*segRef // sorted by minTime, then id
 	nextSeg uint64
 	remote  remoteQueue // changes of segs for Options.Remote
+	// remotePending are evicted segments not opened yet (remoteseg.go).
+	remotePending []*pendingRemote
+	adoptMu       sync.Mutex // one AdoptRemoteSegments at a time
 	// failed is set when the log could not be written: the shard then
 	// refuses events, since it cannot promise durability.
 	failed error
@@ -122,6 +125,7 @@ type shardCounters struct {
 	segmentsRewritten atomic.Int64
 	rowsExpired       atomic.Int64
 	quarantined       atomic.Int64 // segment files moved to quarantine/
+	evicted           atomic.Int64 // local files dropped for their copy in object storage
 	indexesDamaged    atomic.Int64
 	walBytesCut       atomic.Int64
 	// What repairs of the write-ahead log dropped (damaged spans, their
@@ -163,6 +167,9 @@ type segRef struct {
 	// extRelease, set for a segment of Options.External, replaces the
 	// close and removal of a local file (external.go).
 	extRelease func()
+	// remote is set for an evicted segment: r reads its copy in object
+	// storage and path is its stub (remoteseg.go).
+	remote *remoteCopy
 }
 
 func (s *segRef) acquire() { s.refs.Add(1) }
@@ -196,6 +203,9 @@ func (s *segRef) release() {
 // is returned without being kept, so the next query reads it again;
 // anything else the index says is kept for the segment's life.
 func (s *segRef) index() (*index.Index, error) {
+	if s.remote != nil {
+		return s.remoteIndex()
+	}
 	s.ixMu.Lock()
 	defer s.ixMu.Unlock()
 	if s.ixDone {

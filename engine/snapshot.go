@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/sediment/sediment/event"
@@ -46,6 +47,9 @@ func (s *Shard) ownSnapshot() *Snapshot {
 	defer s.mu.RUnlock()
 	sn := &Snapshot{shard: s, segs: make([]*segRef, len(s.segs)), cutoff: s.retentionCutoff(), lost: s.lost, walLost: s.walLost}
 	copy(sn.segs, s.segs)
+	if len(s.remotePending) > 0 {
+		sn.walLost = append(slices.Clip(sn.walLost), s.pendingUnitsLocked()...)
+	}
 	for _, sg := range sn.segs {
 		sg.acquire()
 	}

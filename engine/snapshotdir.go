@@ -104,6 +104,12 @@ func (s *Shard) snapshotTo(dir string, st *SnapshotDirStats) error {
 		sg.acquire()
 	}
 	frozen := append([]*head(nil), s.frozen...)
+	// Evicted segments not opened yet: their stubs go too (the segments
+	// themselves are in the store, as for the evicted ones in segs).
+	var pendingStubs []string
+	for _, p := range s.remotePending {
+		pendingStubs = append(pendingStubs, p.path)
+	}
 	s.mu.RUnlock()
 	var openErr error
 	for _, fh := range frozen {
@@ -140,6 +146,11 @@ func (s *Shard) snapshotTo(dir string, st *SnapshotDirStats) error {
 	}
 	if err := fs.MkdirAll(walDir); err != nil {
 		return err
+	}
+	for _, p := range pendingStubs {
+		if _, err := vfs.LinkOrCopy(fs, p, filepath.Join(segDir, filepath.Base(p))); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return fmt.Errorf("evicted segment's stub %s: %w", filepath.Base(p), err)
+		}
 	}
 	for _, sg := range segs {
 		copied, err := vfs.LinkOrCopy(fs, sg.path, filepath.Join(segDir, filepath.Base(sg.path)))

@@ -37,7 +37,7 @@ func TestReconcileAfterRestart(t *testing.T) {
 	}
 
 	r2 := newRig(t, store, fs, "/data", "/cache", 1<<20)
-	r2.rem.Reconcile(source, r2.shard.RemoteSegments())
+	r2.rem.Reconcile(r2.shard, false)
 	r2.drain()
 	m := r2.manifest()
 	if len(m.Segments) != 2 || liveRows(m) != 1200 || len(m.Removed) != 3 {
@@ -47,7 +47,7 @@ func TestReconcileAfterRestart(t *testing.T) {
 		t.Fatalf("stats %+v, want two reconciled, three delisted", st)
 	}
 	// A second reconcile finds nothing to do.
-	r2.rem.Reconcile(source, r2.shard.RemoteSegments())
+	r2.rem.Reconcile(r2.shard, false)
 	r2.drain()
 	if m2 := r2.manifest(); m2.Generation != m.Generation {
 		t.Fatalf("an idle reconcile changed the manifest: generation %d -> %d", m.Generation, m2.Generation)

@@ -64,7 +64,13 @@ type Segments struct {
 	wake    chan struct{}        // signalled when a change is queued
 	lastErr error
 
-	uploaded, uploadedBytes, delisted, skipped, abandoned, failures, reconciled atomic.Int64
+	// manifests are recent reads for OpenSegment (many evicted segments
+	// open at once at startup or in an eviction pass).
+	manifests manifestMemo
+	// What eviction did (evict.go).
+	evict evictState
+
+	uploaded, uploadedBytes, delisted, skipped, abandoned, failures, reconciled, adopted atomic.Int64
 	// failingSince is when the current run of failed attempts started
 	// (Unix µs; 0 while publishing succeeds).
 	failingSince atomic.Int64
@@ -80,6 +86,8 @@ type change struct {
 	// reconcile: a Reconcile of the shard's segments, local (held).
 	reconcile bool
 	local     []*engine.RemoteSegment
+	shard     *engine.Shard
+	adopt     bool
 }
 
 var _ engine.Remote = (*Segments)(nil)
@@ -106,6 +114,7 @@ func New(opts Options) (*Segments, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Segments{opts: opts, queues: map[string][]*change{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r.evict.wake = make(chan struct{}, 1)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	go r.run()
 	return r, nil
@@ -134,7 +143,7 @@ func (r *Segments) signal() {
 // node published for shard, as listed in the shard's manifest, through
 // the cache.
 func (r *Segments) OpenSegment(ctx context.Context, shard string, id uint64) (vfs.File, error) {
-	m, _, err := objstore.ReadManifest(ctx, r.opts.Store, shard)
+	m, err := r.manifests.read(ctx, r.opts.Store, shard)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +167,15 @@ type Stats struct {
 	// Reconciled counts segments published by Reconcile (found unlisted
 	// at startup).
 	Reconciled int64
+	// Adopted counts this node's listed segments the engine took as
+	// evicted ones (Reconcile with adopt: a new data directory).
+	Adopted int64
+	// Evicted segments and the bytes their local files held; EvictFailures
+	// failed evictions (retried at the next pass); LocalBytes the local
+	// segment files at the last pass and LocalLimit their bound (0: no
+	// eviction). See StartEviction.
+	Evicted, EvictedBytes, EvictFailures int64
+	LocalBytes, LocalLimit               int64
 	// Failures counts failed attempts (each retried); LastError is the
 	// latest, nil once an attempt succeeds; FailingSince is when the
 	// current run of failures began (zero while publishing succeeds).
@@ -179,7 +197,9 @@ func (r *Segments) Stats() Stats {
 	r.mu.Unlock()
 	st := Stats{Uploaded: r.uploaded.Load(), UploadedBytes: r.uploadedBytes.Load(), Delisted: r.delisted.Load(),
 		Skipped: r.skipped.Load(), Abandoned: r.abandoned.Load(), Reconciled: r.reconciled.Load(),
-		Failures: r.failures.Load(), LastError: last, Pending: pending}
+		Failures: r.failures.Load(), LastError: last, Pending: pending, Adopted: r.adopted.Load(),
+		Evicted: r.evict.evicted.Load(), EvictedBytes: r.evict.evictedBytes.Load(), EvictFailures: r.evict.failures.Load(),
+		LocalBytes: r.evict.localBytes.Load(), LocalLimit: r.evict.limit.Load()}
 	if us := r.failingSince.Load(); us != 0 {
 		st.FailingSince = time.UnixMicro(us)
 	}
@@ -210,6 +230,9 @@ func (r *Segments) Drain(ctx context.Context) error {
 func (r *Segments) Close() error {
 	r.cancel()
 	<-r.done
+	if r.evict.done != nil {
+		<-r.evict.done
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for shard, q := range r.queues {
@@ -337,6 +360,7 @@ func (r *Segments) pop(shard string) {
 
 // publish makes one change in the store.
 func (r *Segments) publish(shard string, c *change) error {
+	defer r.manifests.forget(shard)
 	names := make([]string, len(c.removed))
 	for i, id := range c.removed {
 		names[i] = objstore.SegmentName(r.opts.Node, id)
@@ -376,6 +400,7 @@ func (r *Segments) publish(shard string, c *change) error {
 	r.uploaded.Add(1)
 	r.uploadedBytes.Add(a.Size)
 	r.delisted.Add(int64(len(names)))
+	r.wakeEviction()
 	if !c.keepHeld {
 		a.Done()
 	}

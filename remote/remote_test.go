@@ -36,7 +36,13 @@ type rig struct {
 
 func newRig(t *testing.T, store objstore.Store, fs vfs.FS, dataDir, cacheDir string, cacheBytes int64) *rig {
 	t.Helper()
-	r := &rig{t: t, fs: fs, store: store, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	return newRigAt(t, store, fs, dataDir, cacheDir, cacheBytes, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+}
+
+// newRigAt is newRig with the engine's clock at now.
+func newRigAt(t *testing.T, store objstore.Store, fs vfs.FS, dataDir, cacheDir string, cacheBytes int64, now time.Time) *rig {
+	t.Helper()
+	r := &rig{t: t, fs: fs, store: store, now: now}
 	var err error
 	r.cache, err = objstore.OpenCache(store, objstore.CacheOptions{FS: fs, Dir: cacheDir, ChunkBytes: 4096, MaxBytes: cacheBytes})
 	if err != nil {

@@ -81,6 +81,12 @@ func WriteUnsealed(w io.Writer, eng *engine.Engine, fs vfs.FS, node string, req 
 		if listed[name] {
 			continue
 		}
+		if sg.Evicted != nil { // listed after the manifest version the query node read
+			if err := uw.part(name, io.NewSectionReader(sg.Evicted, 0, sg.Size), sg.Size); err != nil {
+				return err
+			}
+			continue
+		}
 		f, err := fs.Open(sg.Path)
 		if err != nil {
 			return err

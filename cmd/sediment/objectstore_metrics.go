@@ -22,6 +22,12 @@ var (
 	descOSSkipped        = osDesc("segments_skipped_total", "Segments replaced before they could be uploaded (their replacement carries their events).")
 	descOSAbandoned      = osDesc("segments_abandoned_total", "Segments whose local file was gone (set aside as damaged) before they could be uploaded.")
 	descOSReconciled     = osDesc("segments_reconciled_total", "Segments found unpublished at startup and published.")
+	descOSAdopted        = osDesc("segments_adopted_total", "Segments the store lists under this node's id that a new data directory took over (read through the cache).")
+	descOSEvicted        = osDesc("segments_evicted_total", "Listed segments whose local file was dropped to stay within the local bound (read through the cache from then on).")
+	descOSEvictedBytes   = osDesc("evicted_bytes_total", "Bytes of the local segment files evicted.")
+	descOSEvictFailures  = osDesc("evict_failures_total", "Evictions that failed (retried at the next pass).")
+	descOSLocalBytes     = osDesc("local_segment_bytes", "Bytes of this node's local segment files at the last eviction pass.")
+	descOSLocalLimit     = osDesc("local_segment_limit_bytes", "The bound of this node's local segment files (half of --cache-size; unlisted segments may exceed it).")
 	descOSPending        = osDesc("publish_pending", "Segment changes (uploads, delistings) waiting to be published.")
 	descOSFailures       = osDesc("publish_failures_total", "Failed attempts to publish a segment change (each retried with backoff).")
 	descOSFailing        = osDesc("publish_failing", "1 while publishing fails (the store is unreachable or refuses), else 0.")
@@ -32,7 +38,7 @@ var (
 	descOSCacheEvictions = osDesc("cache_evictions_total", "Chunks evicted from the cache to stay within --cache-size.")
 	descOSCacheDamaged   = osDesc("cache_damaged_total", "Cached chunks that failed their checksum (dropped and fetched again).")
 	descOSCacheBytes     = osDesc("cache_bytes", "Bytes the cache holds on disk.")
-	descOSCacheLimit     = osDesc("cache_limit_bytes", "The cache's bound (--cache-size).")
+	descOSCacheLimit     = osDesc("cache_limit_bytes", "The cache's bound (--cache-size; on an ingest node, the half not kept for local segment files).")
 	descOSGCRuns         = osDesc("gc_runs_total", "Garbage collections run.")
 	descOSGCFailures     = osDesc("gc_failures_total", "Garbage collections that failed for some source.")
 	descOSGCDeleted      = osDesc("gc_deleted_total", "Segment objects deleted by garbage collection.")
@@ -47,7 +53,8 @@ func (c *objectStoreCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descOSUploads, descOSUploadedBytes, descOSDelisted, descOSSkipped, descOSAbandoned,
 		descOSReconciled, descOSPending, descOSFailures, descOSFailing, descOSCacheHits, descOSCacheMisses, descOSCacheFetches,
 		descOSCacheFetched, descOSCacheEvictions, descOSCacheDamaged, descOSCacheBytes, descOSCacheLimit,
-		descOSGCRuns, descOSGCFailures, descOSGCDeleted, descOSQManifest, descOSQNode, descOSQSegment, descOSQUnsealed} {
+		descOSGCRuns, descOSGCFailures, descOSGCDeleted, descOSQManifest, descOSQNode, descOSQSegment, descOSQUnsealed,
+		descOSAdopted, descOSEvicted, descOSEvictedBytes, descOSEvictFailures, descOSLocalBytes, descOSLocalLimit} {
 		ch <- d
 	}
 }
@@ -68,6 +75,12 @@ func (c *objectStoreCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descOSSkipped, st.Skipped)
 		counter(descOSAbandoned, st.Abandoned)
 		counter(descOSReconciled, st.Reconciled)
+		counter(descOSAdopted, st.Adopted)
+		counter(descOSEvicted, st.Evicted)
+		counter(descOSEvictedBytes, st.EvictedBytes)
+		counter(descOSEvictFailures, st.EvictFailures)
+		gauge(descOSLocalBytes, st.LocalBytes)
+		gauge(descOSLocalLimit, st.LocalLimit)
 		gauge(descOSPending, int64(st.Pending))
 		counter(descOSFailures, st.Failures)
 		failing := int64(0)
@@ -84,7 +97,7 @@ func (c *objectStoreCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descOSCacheEvictions, cs.Evictions)
 	counter(descOSCacheDamaged, cs.Damaged)
 	gauge(descOSCacheBytes, cs.Bytes)
-	gauge(descOSCacheLimit, c.o.cfg.CacheSize)
+	gauge(descOSCacheLimit, c.o.cfg.CacheSize-c.o.localLimit)
 	counter(descOSGCRuns, c.o.gcRuns.Load())
 	counter(descOSGCFailures, c.o.gcFailures.Load())
 	counter(descOSGCDeleted, c.o.gcDeleted.Load())

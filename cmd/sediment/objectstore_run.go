@@ -37,6 +37,14 @@ type objectStorage struct {
 	// (nil on the others).
 	rem   *remote.Segments
 	query *remote.QuerySource
+	// dataDir is the server's; localLimit bounds an ingest node's local
+	// segment files (half of --cache-size; 0 on a query node).
+	dataDir    string
+	localLimit int64
+	// adoptCancel stops adopting the store's segments (a new data
+	// directory: see markAdoption); adoptDone is closed when it ends.
+	adoptCancel context.CancelFunc
+	adoptDone   chan struct{}
 
 	gcCancel                      context.CancelFunc
 	gcDone                        chan struct{}
@@ -60,6 +68,11 @@ var openObjectStore = func(cfg objstore.S3Config) (objstore.Store, error) { retu
 // reached does not, ingest goes on and publishing waits for it), the
 // cache and, unless the node only queries, the publisher.
 func openObjectStorage(cfg objectStoreConfig, dataDir string, log *slog.Logger) (_ *objectStorage, err error) {
+	if cfg.Role != roleQuery {
+		if err := markAdoption(dataDir); err != nil {
+			return nil, err
+		}
+	}
 	node, err := loadNodeID(dataDir, cfg.NodeID)
 	if err != nil {
 		return nil, err
@@ -85,8 +98,15 @@ func openObjectStorage(cfg objectStoreConfig, dataDir string, log *slog.Logger) 
 	if cacheDir == "" {
 		cacheDir = filepath.Join(dataDir, "cache")
 	}
-	o := &objectStorage{cfg: cfg, log: log, store: store, node: node}
-	o.cache, err = objstore.OpenCache(store, objstore.CacheOptions{Dir: cacheDir, MaxBytes: cfg.CacheSize, Logger: log})
+	o := &objectStorage{cfg: cfg, log: log, store: store, node: node, dataDir: dataDir}
+	cacheBytes := cfg.CacheSize
+	if cfg.Role != roleQuery {
+		// An ingest node's local segment files and its cache share
+		// --cache-size (remote/evict.go): half each.
+		o.localLimit = cfg.CacheSize / 2
+		cacheBytes -= o.localLimit
+	}
+	o.cache, err = objstore.OpenCache(store, objstore.CacheOptions{Dir: cacheDir, MaxBytes: cacheBytes, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -154,15 +174,74 @@ func loadNodeID(dataDir, want string) (string, error) {
 	return id, nil
 }
 
+// adoptFile, in a data directory, says that the node has not yet taken
+// over the segments the store lists under its id: written before the
+// node-id file when a data directory starts without one (a new node, or
+// a replacement for one whose disk was lost, given the same --node-id),
+// removed once remote.Segments.AdoptAll succeeded.
+const adoptFile = "adopt-pending"
+
+// markAdoption writes adoptFile when dataDir has no node-id file yet.
+func markAdoption(dataDir string) error {
+	if _, err := os.Stat(filepath.Join(dataDir, nodeIDFile)); !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dataDir, adoptFile))
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+// adoptRetry is how long a failed adoption waits before trying again.
+const adoptRetry = 10 * time.Second
+
 // reconcile queues, for every shard the engine opened, the publication
-// of what a previous run left unpublished (remote.Segments.Reconcile).
+// of what a previous run left unpublished (remote.Segments.Reconcile),
+// starts eviction, and, while adoptFile is there, adopts the segments
+// the store lists under this node's id.
 func (o *objectStorage) reconcile(eng *engine.Engine) {
 	if o.rem == nil {
 		return
 	}
+	adoptPath := filepath.Join(o.dataDir, adoptFile)
+	_, serr := os.Stat(adoptPath)
+	adopt := serr == nil
 	for _, sh := range eng.Shards() {
-		o.rem.Reconcile(sh.ID(), sh.RemoteSegments())
+		o.rem.Reconcile(sh, adopt)
 	}
+	o.rem.StartEviction(eng, o.localLimit, 0)
+	if !adopt {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	o.adoptCancel, o.adoptDone = cancel, make(chan struct{})
+	go func() {
+		defer close(o.adoptDone)
+		for {
+			err := o.rem.AdoptAll(ctx, eng)
+			if err == nil {
+				if err := os.Remove(adoptPath); err != nil {
+					o.log.Error("object store: adopted this node's segments, but could not remove the marker; the next start adopts again (harmless)", "err", err)
+				}
+				st := o.rem.Stats()
+				o.log.Info("object store: this node's segments in the store adopted", "segments", st.Adopted)
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			o.log.Warn("object store: adopting the segments the store lists under this node's id failed; retrying", "err", err, "retry_in", adoptRetry)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(adoptRetry):
+			}
+		}
+	}()
 }
 
 // startGC collects, every GCInterval, the segment objects of every
@@ -248,6 +327,10 @@ func (o *objectStorage) conditions() []httpapi.ServerCondition {
 // publish what the engine's close flushed, and stops it; what is left is
 // published by the next start (reconcile).
 func (o *objectStorage) close(ctx context.Context) error {
+	if o.adoptCancel != nil {
+		o.adoptCancel()
+		<-o.adoptDone
+	}
 	if o.gcCancel != nil {
 		o.gcCancel()
 		<-o.gcDone

@@ -197,7 +197,7 @@ func TestServeObjectStoreMinIO(t *testing.T) {
 	}
 	metrics := r.mustDo("GET", "/metrics", "k", "", 200)
 	for _, want := range []string{"sediment_object_store_segments_uploaded_total 1", "sediment_object_store_publish_pending 0",
-		"sediment_object_store_publish_failing 0", "sediment_object_store_cache_limit_bytes 6.7108864e+07"} {
+		"sediment_object_store_publish_failing 0", "sediment_object_store_cache_limit_bytes 3.3554432e+07", "sediment_object_store_local_segment_limit_bytes 3.3554432e+07"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

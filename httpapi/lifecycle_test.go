@@ -141,3 +141,37 @@ func TestRequestOnConnectionClosedByShutdown(t *testing.T) {
 	}
 	ts.srv.conns.hook(server, fasthttp.StateClosed)
 }
+
+// TestShutdownBeforeServeStarts: a Shutdown that runs before Serve's
+// goroutine has started (a signal right at startup, a loaded machine) still
+// ends Serve; fasthttp alone would not know the listener yet and Serve
+// would run for good.
+func TestShutdownBeforeServeStarts(t *testing.T) {
+	ts := startServer(t, serverConfig{})
+	ts.do("GET", "/health", nil).expect(t, 200, `{"status":"ok"}`)
+	srv, err := New(Options{Engine: ts.srv.opts.Engine, Catalog: ts.srv.opts.Catalog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve still running after Shutdown")
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("the listener still accepts")
+	}
+}

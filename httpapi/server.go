@@ -223,6 +223,12 @@ type Server struct {
 	unsubscribe func()
 	shutdown    sync.Once
 	shutdownErr error
+	// listeners are those Serve was given, closed by Shutdown too: fasthttp
+	// knows a listener only once its Serve has started, and a Shutdown
+	// before that found none to close, leaving Serve to run for good.
+	listenersMu sync.Mutex
+	listeners   []net.Listener
+	stopped     bool // Shutdown has closed the listeners
 }
 
 type runnerBox struct{ r QueryRunner }
@@ -381,7 +387,17 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
 
 // Serve serves connections from ln until Shutdown; it returns nil after a
 // shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+func (s *Server) Serve(ln net.Listener) error {
+	s.listenersMu.Lock()
+	if s.stopped {
+		s.listenersMu.Unlock()
+		_ = ln.Close()
+		return nil
+	}
+	s.listeners = append(s.listeners, ln)
+	s.listenersMu.Unlock()
+	return s.srv.Serve(ln)
+}
 
 // SetReady marks startup (seeding) as done: /health and /ready answer 200.
 func (s *Server) SetReady() { s.ready.Store(true) }
@@ -413,10 +429,24 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// connection only 5 s after it opened (conns.go).
 		s.conns.closeSilent()
 		s.shutdownErr = s.srv.ShutdownWithContext(ctx)
+		s.closeListeners()
 		s.cancel()
 		s.unsubscribe()
 	})
 	return s.shutdownErr
+}
+
+// closeListeners closes every listener Serve was given and makes later
+// Serve calls return at once, so that a Serve whose goroutine had not
+// started when Shutdown ran returns too (fasthttp's Serve returns nil for
+// a closed listener).
+func (s *Server) closeListeners() {
+	s.listenersMu.Lock()
+	defer s.listenersMu.Unlock()
+	s.stopped = true
+	for _, ln := range s.listeners {
+		_ = ln.Close()
+	}
 }
 
 // handleProtocolError answers requests fasthttp could not read: a body

@@ -31,6 +31,9 @@ type pred struct {
 	// The token index looks them up.
 	anyOf    []regexLit
 	anyExact bool
+	// cacheKey names the predicate in the predicate cache ("": not
+	// cached; predcache.go).
+	cacheKey string
 }
 
 // regexLit is a literal a regex match contains, compared ASCII
@@ -107,6 +110,7 @@ func compilePred(p scan.Predicate) (*pred, error) {
 		cp.like = like
 		cp.lit, cp.litExact = like.Required()
 	}
+	cp.cacheKey = predCacheKeyOf(cp)
 	return cp, nil
 }
 

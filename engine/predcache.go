@@ -27,9 +27,10 @@ import (
 // first out; entries name their unit by a number, not a pointer, so that
 // a segment dropped by compaction is not kept alive: its entries age out.
 
-// predCacheBudget bounds the bytes of the bitsets the cache keeps
-// (a bitset costs a bit per row: 16 MiB hold 128M rows' answers).
-const predCacheBudget = 16 << 20
+// defaultPredCacheBytes is the default bound of the bytes of the bitsets
+// the cache keeps (Options.PredicateCacheBytes; a bitset costs a bit per
+// row: 16 MiB hold 128M rows' answers).
+const defaultPredCacheBytes = 16 << 20
 
 // predUnit says which rows a scan unit covers, for the cache: a segment
 // block or a head chunk.
@@ -52,12 +53,46 @@ type predCacheEntry struct {
 }
 
 var predCache = struct {
-	mu    sync.Mutex
-	m     map[predCacheKey]*list.Element
-	lru   list.List // front: most recently used
-	bytes int
-	hits  atomic.Uint64
-}{m: map[predCacheKey]*list.Element{}}
+	mu     sync.Mutex
+	m      map[predCacheKey]*list.Element
+	lru    list.List // front: most recently used
+	bytes  int
+	budget int // 0: no caching
+	hits   atomic.Uint64
+}{m: map[predCacheKey]*list.Element{}, budget: defaultPredCacheBytes}
+
+// setPredCacheBytes sets the cache's bound (0: no caching), dropping what
+// no longer fits.
+func setPredCacheBytes(n int64) {
+	predCache.mu.Lock()
+	defer predCache.mu.Unlock()
+	predCache.budget = int(min(n, 1<<40))
+	evictPredCache()
+}
+
+// dropPredCache empties the cache.
+func dropPredCache() {
+	predCache.mu.Lock()
+	defer predCache.mu.Unlock()
+	clear(predCache.m)
+	predCache.lru.Init()
+	predCache.bytes = 0
+}
+
+// evict drops the least recently used entries past the budget. Called
+// with mu held.
+func evictPredCache() {
+	for predCache.bytes > predCache.budget {
+		old := predCache.lru.Back()
+		oe := old.Value.(*predCacheEntry)
+		predCache.lru.Remove(old)
+		delete(predCache.m, oe.key)
+		predCache.bytes -= entrySize(oe.bits, oe.key.pred)
+	}
+}
+
+// entrySize is what an entry counts for against the budget.
+func entrySize(set []uint64, pred string) int { return len(set)*8 + len(pred) + 64 }
 
 // predCacheOwners numbers the segments and heads the cache knows.
 var predCacheOwners atomic.Uint64
@@ -122,30 +157,30 @@ func cacheRows(u predUnit, p *pred, rows []int32) {
 	if u.owner == 0 || p.cacheKey == "" {
 		return
 	}
-	bits := make([]uint64, (u.hi-u.lo+63)/64)
-	for _, r := range rows {
-		i := int(r) - u.lo
-		bits[i>>6] |= 1 << (i & 63)
-	}
-	size := len(bits)*8 + len(p.cacheKey) + 64
-	if size > predCacheBudget/16 {
+	predCache.mu.Lock()
+	off := predCache.budget == 0
+	predCache.mu.Unlock()
+	if off {
 		return
 	}
+	set := make([]uint64, (u.hi-u.lo+63)/64)
+	for _, r := range rows {
+		i := int(r) - u.lo
+		set[i>>6] |= 1 << (i & 63)
+	}
+	size := entrySize(set, p.cacheKey)
 	k := predCacheKey{owner: u.owner, part: u.part, hi: u.hi, pred: p.cacheKey}
 	predCache.mu.Lock()
 	defer predCache.mu.Unlock()
+	if size > predCache.budget/16 {
+		return // one entry never takes more than a sixteenth
+	}
 	if _, ok := predCache.m[k]; ok {
 		return // another scan got there first, with the same answer
 	}
-	predCache.m[k] = predCache.lru.PushFront(&predCacheEntry{key: k, bits: bits})
+	predCache.m[k] = predCache.lru.PushFront(&predCacheEntry{key: k, bits: set})
 	predCache.bytes += size
-	for predCache.bytes > predCacheBudget {
-		old := predCache.lru.Back()
-		oe := old.Value.(*predCacheEntry)
-		predCache.lru.Remove(old)
-		delete(predCache.m, oe.key)
-		predCache.bytes -= len(oe.bits)*8 + len(oe.key.pred) + 64
-	}
+	evictPredCache()
 }
 
 // rowsFromBits returns the rows of sel (nil: every row of [lo, hi), a

@@ -121,3 +121,41 @@ func checkScan(t *testing.T, s *Shard, all []event.Event, name string, filters [
 		t.Fatalf("%s: rows missing: %v", name, missing)
 	}
 }
+
+// TestPredCacheBounded: the cache keeps within its budget, the least
+// recently used answers leaving first, and keeps nothing when disabled.
+func TestPredCacheBounded(t *testing.T) {
+	defer setPredCacheBytes(defaultPredCacheBytes)
+	dropPredCache()
+	p, err := compilePred(scan.Predicate{Path: "m", Type: vec.String, Op: scan.Regex, Args: []scan.Const{str("x")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 64 << 10
+	setPredCacheBytes(budget)
+	unit := func(i int) predUnit { return predUnit{owner: 1 << 40, part: i, lo: 0, hi: 8192} }
+	for i := range 100 {
+		cacheRows(unit(i), p, []int32{int32(i)})
+		if predCache.bytes > budget {
+			t.Fatalf("%d bytes kept, budget %d", predCache.bytes, budget)
+		}
+	}
+	if _, ok := cachedRows(unit(0), p); ok {
+		t.Fatal("the oldest answer outlived 99 newer ones")
+	}
+	set, ok := cachedRows(unit(99), p)
+	if !ok {
+		t.Fatal("the newest answer is gone")
+	}
+	if got := rowsFromBits(set, unit(99), nil, 0, 8192); !slices.Equal(got, []int32{99}) {
+		t.Fatalf("rows %v, want [99]", got)
+	}
+	setPredCacheBytes(0)
+	if len(predCache.m) != 0 {
+		t.Fatal("a disabled cache keeps answers")
+	}
+	cacheRows(unit(0), p, nil)
+	if _, ok := cachedRows(unit(0), p); ok {
+		t.Fatal("a disabled cache took an answer")
+	}
+}

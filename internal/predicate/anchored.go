@@ -43,12 +43,13 @@ type anchoredStep struct {
 // runeClass is a set of runes: sorted inclusive ranges, and for ASCII a
 // bitmap.
 type runeClass struct {
-	ranges []rune // lo, hi pairs, as syntax.Regexp.Rune
-	ascii  [2]uint64
+	ranges    []rune // lo, hi pairs, as syntax.Regexp.Rune
+	ascii     [2]uint64
+	asciiOnly bool // no rune of the class is beyond ASCII
 }
 
 func newRuneClass(ranges []rune) *runeClass {
-	c := &runeClass{ranges: ranges}
+	c := &runeClass{ranges: ranges, asciiOnly: len(ranges) == 0 || ranges[len(ranges)-1] < utf8.RuneSelf}
 	for i := 0; i+1 < len(ranges); i += 2 {
 		for r := ranges[i]; r <= ranges[i+1] && r < utf8.RuneSelf; r++ {
 			c.ascii[r>>6] |= 1 << (r & 63)
@@ -239,6 +240,20 @@ func (n *anchoredNode) match(s string, pos int) bool {
 			}
 			pos += len(st.lit)
 		case stepClass:
+			if c := st.class; c.asciiOnly {
+				// One byte a character: a byte beyond ASCII starts a
+				// character (or is an invalid one) the class lacks.
+				if len(s)-pos < st.n {
+					return false
+				}
+				for _, b := range []byte(s[pos : pos+st.n]) {
+					if b >= utf8.RuneSelf || c.ascii[b>>6]&(1<<(b&63)) == 0 {
+						return false
+					}
+				}
+				pos += st.n
+				continue
+			}
 			for k := 0; k < st.n; k++ {
 				if pos >= len(s) {
 					return false

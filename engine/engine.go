@@ -59,7 +59,10 @@ func (e *Engine) HeadMemory() (active, total int64) {
 // DropCaches empties the process's caches of segment dictionaries and
 // pages; they refill as queries read. A server going idle calls it to hand
 // the memory back.
-func DropCaches() { segment.DropCaches() }
+func DropCaches() {
+	segment.DropCaches()
+	dropPredCache()
+}
 
 // Open opens (creating if needed) the engine under dir and recovers every
 // shard found there.
@@ -70,6 +73,7 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	}
 	segment.SetDictCacheBytes(o.DictCacheBytes)
 	segment.SetPageCacheBytes(o.PageCacheBytes)
+	setPredCacheBytes(o.PredicateCacheBytes)
 	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{}),
 		flushSlots: make(chan struct{}, o.MaxConcurrentFlushes)}
 	srcDir := filepath.Join(dir, "sources")

@@ -31,6 +31,9 @@ type pred struct {
 	// The token index looks them up.
 	anyOf    []regexLit
 	anyExact bool
+	// cacheKey names the predicate in the predicate cache ("": not
+	// cached; predcache.go).
+	cacheKey string
 }
 
 // regexLit is a literal a regex match contains, compared ASCII
@@ -91,6 +94,12 @@ func compilePred(p scan.Predicate) (*pred, error) {
 		}
 		lits, exact := cp.re.Required()
 		for _, l := range lits {
+			ok, ex := foldLitIndexable(l)
+			if !ok {
+				cp.anyOf = nil // the index could miss rows with this one
+				break
+			}
+			exact = exact && ex
 			cp.anyOf = append(cp.anyOf, regexLit{s: l.S, fold: l.Fold})
 		}
 		cp.anyExact = exact
@@ -107,7 +116,26 @@ func compilePred(p scan.Predicate) (*pred, error) {
 		cp.like = like
 		cp.lit, cp.litExact = like.Required()
 	}
+	cp.cacheKey = predCacheKeyOf(cp)
 	return cp, nil
+}
+
+// foldLitIndexable says whether the token index, which compares a
+// case-insensitive literal with its terms lower-cased by strings.ToLower,
+// finds every row whose text the regex's case folding matches (ok), and
+// only those (exact). Two runes make the difference for ASCII literals:
+// ſ (U+017F) folds to s but lower-cases to itself, so a literal with an s
+// would miss it; İ (U+0130) lower-cases to i but does not fold to it, so
+// a literal with an i would find rows the regex does not match. (The
+// Kelvin sign K does both, consistently.)
+func foldLitIndexable(l predicate.Lit) (ok, exact bool) {
+	if !l.Fold {
+		return true, true
+	}
+	if strings.ContainsAny(l.S, "sS") {
+		return false, false
+	}
+	return true, !strings.ContainsAny(l.S, "iI")
 }
 
 func b2i(b bool) int64 {

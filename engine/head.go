@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -31,8 +32,10 @@ const headDictMax = 256
 // column the head cannot take is taken back out (truncate), and goes to a
 // new head instead.
 type head struct {
-	mu   sync.RWMutex
-	rows int // visible rows
+	mu sync.RWMutex
+	// cacheID is the head's number in the predicate cache (predcache.go).
+	cacheID atomic.Uint64
+	rows    int // visible rows
 	// staged rows follow the visible ones; stagedMin/Max are their times.
 	staged               int
 	stagedMin, stagedMax int64

@@ -113,6 +113,15 @@ type headUnit struct {
 	ch *headChunk
 }
 
+// cacheUnit names the chunk's rows for the predicate cache: they never
+// change once visible, and a tail chunk that grows is another unit.
+func (u *headUnit) cacheUnit() predUnit {
+	if u.sc.req.NoIndex {
+		return predUnit{} // an unassisted scan, as tests compare with
+	}
+	return predUnit{owner: cacheOwner(&u.p.hv.h.cacheID), part: u.ch.from, lo: u.ch.from, hi: u.ch.to}
+}
+
 func (u *headUnit) TimeRange() (int64, int64) { return u.ch.minTime, u.ch.maxTime }
 func (u *headUnit) Rows() int                 { return u.ch.to - u.ch.from }
 func (u *headUnit) Sorted() bool              { return true }
@@ -143,7 +152,7 @@ func (u *headUnit) selectRows(ctx context.Context, limit int) ([]int32, error) {
 	if limit > 0 && req.Order != scan.Unordered {
 		return u.firstByTime(ctx, lo, hi, limit)
 	}
-	sel, err := u.sc.evalPreds(u.p, cr, nil, lo, hi, nil)
+	sel, err := u.sc.evalPreds(u.p, cr, u.cacheUnit(), nil, lo, hi, nil)
 	if err != nil || len(sel) == 0 || !needTime && (limit <= 0 || len(sel) <= limit) {
 		return sel, err
 	}
@@ -203,7 +212,7 @@ func (u *headUnit) firstByTime(ctx context.Context, lo, hi, limit int) ([]int32,
 		if desc {
 			wa, wz = max(a, z-w), z
 		}
-		sel, err := u.sc.evalPreds(u.p, headReader{hv}, nil, wa, wz, nil)
+		sel, err := u.sc.evalPreds(u.p, headReader{hv}, u.cacheUnit(), nil, wa, wz, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +268,7 @@ func (u *headUnit) windows(ctx context.Context, lo, hi, limit int) ([]int32, err
 		if desc {
 			wa, wz = max(a, z-w), z
 		}
-		sel, err := u.sc.evalPreds(u.p, headReader{u.p.hv}, nil, wa, wz, nil)
+		sel, err := u.sc.evalPreds(u.p, headReader{u.p.hv}, u.cacheUnit(), nil, wa, wz, nil)
 		if err != nil {
 			return nil, err
 		}

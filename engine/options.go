@@ -128,6 +128,11 @@ type Options struct {
 	// engine of the process: the last Open sets them.
 	DictCacheBytes int64
 	PageCacheBytes int64
+	// PredicateCacheBytes bounds the predicate cache: which rows of a
+	// segment block or head chunk a regex, LIKE or substring test passed
+	// (predcache.go; default 16 MiB, negative disables it). Shared by the
+	// engines of the process, as the caches above.
+	PredicateCacheBytes int64
 
 	// SegmentMaxRows is the size compaction merges small segments up to
 	// (default 2097152). CompactionInterval is how often shards are checked
@@ -283,7 +288,8 @@ func (o *Options) withDefaults() (*Options, error) {
 	for _, c := range []struct {
 		p   *int64
 		def int64
-	}{{&out.DictCacheBytes, segment.DefaultDictCacheBytes}, {&out.PageCacheBytes, segment.DefaultPageCacheBytes}} {
+	}{{&out.DictCacheBytes, segment.DefaultDictCacheBytes}, {&out.PageCacheBytes, segment.DefaultPageCacheBytes},
+		{&out.PredicateCacheBytes, defaultPredCacheBytes}} {
 		switch {
 		case *c.p == 0:
 			*c.p = c.def

@@ -6,8 +6,9 @@ import (
 )
 
 // evalPreds applies predicates (skipping those marked done) to the rows
-// of [lo, hi) in sel (nil = all), returning the rows that pass.
-func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, sel []int32) ([]int32, error) {
+// of [lo, hi) in sel (nil = all), returning the rows that pass. unit names
+// the scan unit the rows are of, for the predicate cache.
+func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool, lo, hi int, sel []int32) ([]int32, error) {
 	// First the pages every predicate rules out, from the footer alone:
 	// the rows left are all any predicate reads.
 	if br, ok := cr.(*blockReader); ok && !sc.req.NoIndex {
@@ -42,6 +43,13 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, s
 		if sel != nil && len(sel) == 0 {
 			return sel, nil
 		}
+		if set, ok := cachedRows(unit, pr); ok && lo >= unit.lo && hi <= unit.hi {
+			sel = rowsFromBits(set, unit, sel, lo, hi)
+			continue
+		}
+		// The rows that pass are the unit's answer when every row of it is
+		// evaluated (sel, ascending and within [lo, hi), holds them all).
+		whole := lo == unit.lo && hi == unit.hi && (sel == nil || len(sel) == hi-lo)
 		cols := predCols(p, pr)
 		if len(cols) == 0 {
 			if pr.Op == scan.IsNull {
@@ -82,6 +90,9 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, done []bool, lo, hi int, s
 			} else {
 				res[k] = r + int32(a)
 			}
+		}
+		if whole {
+			cacheRows(unit, pr, res)
 		}
 		sel = res
 	}

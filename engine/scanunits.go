@@ -23,6 +23,14 @@ type segUnit struct {
 	exact []bool
 }
 
+// cacheUnit names the block's rows for the predicate cache.
+func (u *segUnit) cacheUnit() predUnit {
+	if u.sc.req.NoIndex {
+		return predUnit{} // an unassisted scan, as tests compare with
+	}
+	return predUnit{owner: cacheOwner(&u.p.seg.cacheID), part: u.b, lo: 0, hi: u.bi.Rows}
+}
+
 func (u *segUnit) TimeRange() (int64, int64) { return u.bi.MinTime, u.bi.MaxTime }
 func (u *segUnit) Rows() int                 { return u.bi.Rows }
 func (u *segUnit) Sorted() bool              { return true }
@@ -79,7 +87,7 @@ func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockRea
 		return trimToLimit(sel, limit, req.Order), br, nil
 	}
 	if limit <= 0 {
-		sel, err := u.sc.evalPreds(u.p, br, u.exact, lo, hi, base)
+		sel, err := u.sc.evalPreds(u.p, br, u.cacheUnit(), u.exact, lo, hi, base)
 		return sel, br, err
 	}
 	// Windows from the wanted end, doubling, until limit rows pass.
@@ -107,7 +115,7 @@ func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockRea
 				continue
 			}
 		}
-		sel, err := u.sc.evalPreds(u.p, br, u.exact, wa, wz, wbase)
+		sel, err := u.sc.evalPreds(u.p, br, u.cacheUnit(), u.exact, wa, wz, wbase)
 		if err != nil {
 			return nil, nil, err
 		}

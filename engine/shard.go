@@ -164,6 +164,10 @@ type segRef struct {
 	colsOnce sync.Once
 	byPath   map[string][]colRef
 
+	// cacheID is the segment's number in the predicate cache
+	// (predcache.go).
+	cacheID atomic.Uint64
+
 	// extRelease, set for a segment of Options.External, replaces the
 	// close and removal of a local file (external.go).
 	extRelease func()

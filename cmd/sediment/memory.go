@@ -68,7 +68,7 @@ func parseBytes(s string) (int64, error) {
 // memoryOptions sizes the engine's in-memory heads and caches from the
 // memory limit: all heads together a quarter of it, one head an eighth
 // (the defaults at 256 MiB), never below 4 MiB per head; the page cache
-// an eighth, the dictionary cache a sixteenth.
+// an eighth, the dictionary cache and the predicate cache a sixteenth each.
 func memoryOptions(limit int64, o *engine.Options) {
 	if limit <= 0 {
 		return
@@ -77,6 +77,7 @@ func memoryOptions(limit int64, o *engine.Options) {
 	o.HeadMaxBytes = int(max(limit/8, 4<<20))
 	o.DictCacheBytes = max(limit/16, 1<<20)
 	o.PageCacheBytes = max(limit/8, 1<<20)
+	o.PredicateCacheBytes = max(limit/16, 1<<20)
 }
 
 // setMemoryLimit applies the limit to the Go runtime unless GOMEMLIMIT is

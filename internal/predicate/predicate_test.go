@@ -176,12 +176,16 @@ func TestRegexShape(t *testing.T) {
 // fuzz target too.
 var regexPatterns = []string{"POST", "(?i)post", "python-httpx|Dart", `(?i)(get|post) \|`, `\| 5\d\d \|`, "^GET", "rpc$", "^x$", "a|",
 	"(?i)ÉTÉ", "auth/v1/(token|user)", "(GET|POST) /rest", "[Pp]ost", "(?i)x(a|b)", "(?i)kelvin", "(?i)s", `^GET |rpc$`,
-	`status=20[34]|timeout`, "(?i)error|fail", "", `t1[0-9]7 `, `(?m)^x`, `\xff`, `^/rest/v\d+/`, `^https://[a-z]+[.]supabase[.]co/`}
+	`status=20[34]|timeout`, "(?i)error|fail", "", `t1[0-9]7 `, `(?m)^x`, `\xff`, `^/rest/v\d+/`, `^https://[a-z]+[.]supabase[.]co/`,
+	`^https://[a-z]{20}[.]supabase[.]co/(rest|storage|auth|realtime)/`, `^(a|ab)c`, `^(rest|realtime)/v1$`, `^.é.\n`, `^(?s:.)x`,
+	`^[^a-z]{2}`, `^\x{FFFD}`, `^[\x{FFFD}]x`, `^(a|b)(c|d)(e|f)$`, `^(?i)ab`, `^(|x)y`, `^a$|^b`, `^[α-ω]{3}`}
 
 var regexTexts = []string{"", "POST | 200", "post /x", "GET | 503 | x", "Dart/3.4", "python-httpx/0.25", "x rpc", "Post", "été", "ÉTÉ",
 	"pOsT", "GET /auth/v1/user HTTP", "auth/v1/tok auth/v1/token", "auth/v1/auth/v1/use", "auth/v1/users", "GET /rest/v1",
 	"PUT /rest", "XA", "xb", "\u212Aelvin", "ſ", "status=203", "FAILED", "a t137 b", "y\nx", "x", "\xff", "/rest/v1/todos", "x/rest/v1/", "/rest/vx/",
-	"https://abc.supabase.co/rest", "https://abc.example.co/"}
+	"https://abc.supabase.co/rest", "https://abc.example.co/", "https://abcdefghijklmnopqrst.supabase.co/rest/v1/x",
+	"https://abcdefghijklmnopqrst.supabase.co/realtime/", "https://abcdefghijklmnopqrsT.supabase.co/auth/", "https://abcdefghijklmnopqrs.supabase.co/auth/",
+	"abc", "ac", "rest/v1", "realtime/v1", "aé\n", "\nx", "xé\nz", "\xffx", "\xff\xfe", "é\xffb", "ace", "bdf", "adf\n", "y", "xy", "b", "αβγ", "αβ"}
 
 // TestRegexAgreesWithRegexp: the fast paths give the answers of Go's
 // regexp (RE2, BigQuery's engine) on every pattern.
@@ -193,6 +197,20 @@ func TestRegexAgreesWithRegexp(t *testing.T) {
 			if got, want := r.Match(s), re.MatchString(s); got != want {
 				t.Errorf("%q on %q: %v, regexp says %v", pat, s, got, want)
 			}
+		}
+	}
+}
+
+// TestRegexAnchoredShape: the patterns walked without the regex engine
+// are those anchored.go takes, and no others.
+func TestRegexAnchoredShape(t *testing.T) {
+	for pat, want := range map[string]bool{
+		`^https://[a-z]{20}[.]supabase[.]co/(rest|storage|auth|realtime)/`: true,
+		`^(a|ab)c`: true, `^.x$`: true,
+		`^a+b`: false, `(?m)^ab.`: false, `^(?i)ab.`: false, `a.b`: false, `^a\bb`: false, `^(ab|cd){7}`: false,
+	} {
+		if got := MustCompileRegex(t, pat).anchored != nil; got != want {
+			t.Errorf("%q: walked %v, want %v", pat, got, want)
 		}
 	}
 }
@@ -274,4 +292,24 @@ func FuzzContainsFold(f *testing.F) {
 			t.Fatalf("%q in %q: %v, lower-cased says %v", needle, s, got, want)
 		}
 	})
+}
+
+// BenchmarkRegexAnchored: Q3's URL filter on a URL it matches, walked and
+// through Go's regexp.
+func BenchmarkRegexAnchored(b *testing.B) {
+	const pat = `^https://[a-z]{20}[.]supabase[.]co/(rest|storage|auth|realtime)/`
+	url := "https://abcdefghijklmnopqrst.supabase.co/storage/v1/object/public/avatars/u1.png?width=200"
+	for _, tc := range []struct {
+		name  string
+		match func(string) bool
+	}{{"walked", MustCompileRegex(b, pat).Match}, {"regexp", regexp.MustCompile(pat).MatchString}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !tc.match(url) {
+					b.Fatal("no match")
+				}
+			}
+		})
+	}
 }

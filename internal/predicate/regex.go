@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 )
 
 // Regex answers "does s contain a match" for an RE2 pattern (Go's regexp,
@@ -18,6 +19,10 @@ import (
 //     alternation's branches, a small character class) reject text that
 //     has none of them, and decide alone when the pattern is exactly that
 //     set (auth/v1/(token|user));
+//   - else a pattern anchored at the start that is a fixed sequence of
+//     literals, characters and alternations of them
+//     (^https://[a-z]{20}[.]supabase[.]co/(rest|auth)/) is walked over
+//     the text's first bytes (anchored.go);
 //   - else a top-level alternation runs branch by branch, each with its
 //     own fast path.
 //
@@ -31,9 +36,12 @@ type Regex struct {
 	// text without it is rejected at once, where a search for need would
 	// read all of it.
 	prefix string
-	need   litSet // one of these is in every match (none: nothing known, or prefix says it)
-	exact  bool   // containing one of need decides a match
-	req    []Lit  // what Required reports: need's literals, even where prefix stands in
+	// anchored, when not nil, decides a pattern anchored at the start
+	// without the regex engine (anchored.go).
+	anchored *anchoredProgram
+	need     litSet // one of these is in every match (none: nothing known, or prefix says it)
+	exact    bool   // containing one of need decides a match
+	req      []Lit  // what Required reports: need's literals, even where prefix stands in
 }
 
 type regexShape uint8
@@ -85,13 +93,14 @@ func NewRegex(re *regexp.Regexp) *Regex {
 		r.need, r.exact, r.req = newLitSet(lits), exact, lits
 	}
 	if parsed.Op == syntax.OpConcat && len(parsed.Sub) > 1 && parsed.Sub[0].Op == syntax.OpBeginText {
-		if lit := parsed.Sub[1]; lit.Op == syntax.OpLiteral && lit.Flags&syntax.FoldCase == 0 {
+		if lit := parsed.Sub[1]; lit.Op == syntax.OpLiteral && lit.Flags&syntax.FoldCase == 0 && !hasRuneError(lit.Rune) {
 			r.prefix = string(lit.Rune)
 			if len(r.need.lits) == 1 && r.need.lits[0] == (Lit{S: r.prefix}) {
 				r.need = litSet{} // the prefix test says all the search would
 			}
 		}
 	}
+	r.anchored = compileAnchored(parsed)
 	if !r.exact && parsed.Op == syntax.OpAlternate && len(parsed.Sub) <= maxBranches {
 		subs := make([]*Regex, 0, len(parsed.Sub))
 		for _, sub := range parsed.Sub {
@@ -146,6 +155,9 @@ func (r *Regex) Match(s string) bool {
 	if r.prefix != "" && !strings.HasPrefix(s, r.prefix) {
 		return false
 	}
+	if r.anchored != nil {
+		return r.anchored.match(s)
+	}
 	if len(r.need.lits) > 0 {
 		switch r.need.find(s) {
 		case litFound:
@@ -170,7 +182,7 @@ func (r *Regex) Match(s string) bool {
 // literalShape recognises patterns that need no regex engine.
 func literalShape(re *syntax.Regexp) (regexShape, string, bool) {
 	literal := func(r *syntax.Regexp) (string, bool) {
-		if r.Op == syntax.OpLiteral && r.Flags&syntax.FoldCase == 0 {
+		if r.Op == syntax.OpLiteral && r.Flags&syntax.FoldCase == 0 && !hasRuneError(r.Rune) {
 			return string(r.Rune), true
 		}
 		return "", false
@@ -217,6 +229,9 @@ func required(re *syntax.Regexp) (lits []Lit, exact, ok bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
+		if hasRuneError(re.Rune) {
+			return nil, false, false
+		}
 		s := string(re.Rune)
 		if fold && !isASCII(s) {
 			return nil, false, false // Unicode case folding: leave it to the regex
@@ -233,7 +248,7 @@ func required(re *syntax.Regexp) (lits []Lit, exact, ok bool) {
 		// simplifies to [a-b]).
 		for i := 0; i+1 < len(re.Rune); i += 2 {
 			for c := re.Rune[i]; c <= re.Rune[i+1]; c++ {
-				if len(lits) == maxRegexLits {
+				if len(lits) == maxRegexLits || c == utf8.RuneError {
 					return nil, false, false
 				}
 				lits = append(lits, Lit{S: string(c)})
@@ -330,4 +345,16 @@ func shortest(ls []Lit) int {
 		}
 	}
 	return n
+}
+
+// hasRuneError reports whether a literal holds U+FFFD, which Go's regexp
+// also matches on each invalid UTF-8 byte (it reads one as U+FFFD): a byte
+// search for the literal would miss those.
+func hasRuneError(runes []rune) bool {
+	for _, r := range runes {
+		if r == utf8.RuneError {
+			return true
+		}
+	}
+	return false
 }

@@ -36,6 +36,16 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// benchPredicateCache is the engine's predicate cache bound for the
+// fixtures: SEDIMENT_BENCH_PREDCACHE=off disables it, to measure queries
+// that find no answer kept from an earlier run.
+func benchPredicateCache() int64 {
+	if os.Getenv("SEDIMENT_BENCH_PREDCACHE") == "off" {
+		return -1
+	}
+	return 0
+}
+
 func freshEvents() int {
 	if n, err := strconv.Atoi(os.Getenv("SEDIMENT_BENCH_FRESH_EVENTS")); err == nil && n > 0 {
 		return n
@@ -71,7 +81,8 @@ func loadFresh(b *testing.B, inHead bool) *freshFixture {
 	// One head takes every event (no size or age bound is reached), as
 	// the freshest minutes of a busy source are.
 	eng, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
-		HeadMaxRows: 1 << 30, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 40, HeadMaxAge: time.Hour})
+		HeadMaxRows: 1 << 30, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 40, HeadMaxAge: time.Hour,
+		PredicateCacheBytes: benchPredicateCache()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -206,7 +217,8 @@ func loadPeers(b *testing.B, sortKey string) *peersFixture {
 		b.Fatal(err)
 	}
 	eng, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
-		HeadMaxRows: 1 << 30, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 40, HeadMaxAge: time.Hour})
+		HeadMaxRows: 1 << 30, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 40, HeadMaxAge: time.Hour,
+		PredicateCacheBytes: benchPredicateCache()})
 	if err != nil {
 		b.Fatal(err)
 	}

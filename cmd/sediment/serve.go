@@ -81,6 +81,10 @@ type serveConfig struct {
 	// (--max-disk-bytes; 0: no cap): past it the oldest segments across
 	// sources are deleted (engine.Options.MaxDiskBytes).
 	MaxDiskBytes int64
+	// PredicateCache is --predicate-cache: the bytes of remembered text
+	// predicate answers (engine.Options.PredicateCacheBytes); -1 turns it
+	// off, 0 leaves the default (a sixteenth of --memory-limit).
+	PredicateCache int64
 	// MaxEventFields caps the fields of one event (--max-event-fields; 0:
 	// the engine's default, 1000): an event keeps its first ones and the
 	// rest are counted (engine.Options.MaxEventFields).
@@ -148,6 +152,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	minFree := fs.String("min-free-disk", fmt.Sprintf("%dMiB", defaultMinFreeDisk>>20), "free space of the data directory's file system below which ingest is refused (507 with Retry-After) until space is freed; 0 turns it off")
 	fs.IntVar(&cfg.RetentionDays, "retention-days", 0, "days events are kept, by their timestamp, in every source without its own retention_days (a source's own wins, shorter or longer); 0 keeps them forever")
 	maxDisk := fs.String("max-disk-bytes", "", "cap on the bytes all sources' segments take together (e.g. 100GiB): past it the oldest segments by event time are deleted, across sources, each source keeping its newest; the write-ahead log and unflushed events are not counted (default: no cap)")
+	predCache := fs.String("predicate-cache", "", "memory for remembered answers of text predicates (regexp_contains, LIKE, substring tests) per segment block and head chunk, reused by later queries with the same predicate (default a sixteenth of --memory-limit, 16MiB); 0 turns it off")
 	fs.IntVar(&cfg.MaxEventFields, "max-event-fields", 0, "most fields one event may have, counting nested ones (default 1000, at most 9997): an event with more is stored with its first fields in the order it lists them, depth first, and the rest are counted per source, not stored")
 	fs.BoolVar(&cfg.RepairWAL, "repair-wal", false, "rewrite damaged write-ahead logs at startup, dropping only their damaged records (run `sediment fsck` first to see what is lost; the originals are kept in quarantine/)")
 	cfg.Syslog.register(fs)
@@ -187,6 +192,16 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	if *maxDisk != "" {
 		if cfg.MaxDiskBytes, err = parseBytes(*maxDisk); err != nil {
 			return cfg, fmt.Errorf("--max-disk-bytes: %w", err)
+		}
+	}
+	if *predCache != "" {
+		n, err := parseBytes(*predCache)
+		if err != nil {
+			return cfg, fmt.Errorf("--predicate-cache: %w", err)
+		}
+		cfg.PredicateCache = n
+		if n == 0 {
+			cfg.PredicateCache = -1
 		}
 	}
 	if cfg.RetentionDays < 0 {
@@ -401,6 +416,9 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	engOpts.MinFreeDiskBytes = cfg.MinFreeDisk
 	engOpts.MaxEventFields = cfg.MaxEventFields
 	engOpts.MaxDiskBytes = cfg.MaxDiskBytes
+	if cfg.PredicateCache != 0 {
+		engOpts.PredicateCacheBytes = cfg.PredicateCache
+	}
 	setMemoryLimit(cfg.MemoryLimit, os.Getenv)
 	reg := metrics.New(log.With("component", "metrics"))
 	engOpts.ObserveWALSync = reg.ObserveWALSync

@@ -43,6 +43,8 @@ type Builder struct {
 	fields map[fieldKey]*fieldBuilder
 	// rows is one past the highest row added, for token frequencies.
 	rows uint32
+	// byCode is rowsByCode's memory, reused vector after vector.
+	byCode byCode
 }
 
 type fieldKey struct {
@@ -196,19 +198,55 @@ func (b *Builder) checkTerms(f *fieldBuilder) {
 	}
 }
 
-// rowsByCode groups the selected rows of a dictionary vector by code.
-func rowsByCode(v *vec.Vector, fn func(code uint32, rows []uint32)) {
-	counts := make([]int32, len(v.Dict)+1)
+// byCode is the memory rowsByCode reuses from one call to the next.
+type byCode struct {
+	counts, pos []int32
+	rows        []uint32
+}
+
+// rowsByCode groups the selected rows of a dictionary vector by code. It
+// returns false without calling fn when more than maxCodes distinct codes
+// are used (0: no bound). sc lends it memory (nil: none).
+func rowsByCode(v *vec.Vector, maxCodes int, sc *byCode, fn func(code uint32, rows []uint32)) bool {
+	if sc == nil {
+		sc = &byCode{}
+	}
+	sc.counts = slices.Grow(sc.counts[:0], len(v.Dict)+1)[:len(v.Dict)+1]
+	counts := sc.counts
+	clear(counts)
 	for i := 0; i < v.Len; i++ {
 		if !v.IsNull(i) {
 			counts[v.Codes[i]+1]++
 		}
 	}
+	if maxCodes > 0 {
+		used := 0
+		for _, n := range counts[1:] {
+			if n > 0 {
+				used++
+			}
+		}
+		if used > maxCodes {
+			// A dictionary may repeat a value: count distinct values, up to
+			// one past the bound.
+			distinct := make(map[string]struct{}, maxCodes+1)
+			for c, n := range counts[1:] {
+				if n > 0 {
+					distinct[v.Dict[c]] = struct{}{}
+					if len(distinct) > maxCodes {
+						return false
+					}
+				}
+			}
+		}
+	}
 	for i := 1; i < len(counts); i++ {
 		counts[i] += counts[i-1]
 	}
-	rows := make([]uint32, counts[len(counts)-1])
-	pos := slices.Clone(counts[:len(v.Dict)])
+	sc.rows = slices.Grow(sc.rows[:0], int(counts[len(counts)-1]))[:counts[len(counts)-1]]
+	rows := sc.rows
+	sc.pos = append(sc.pos[:0], counts[:len(v.Dict)]...)
+	pos := sc.pos
 	for i := 0; i < v.Len; i++ {
 		if !v.IsNull(i) {
 			c := v.Codes[i]
@@ -221,6 +259,7 @@ func rowsByCode(v *vec.Vector, fn func(code uint32, rows []uint32)) {
 			fn(uint32(c), rows[counts[c]:counts[c+1]])
 		}
 	}
+	return true
 }
 
 // AddStrings indexes the values of a string vector; row i of v is segment
@@ -232,7 +271,9 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 		return
 	}
 	if v.Dict != nil {
-		rowsByCode(v, func(code uint32, rows []uint32) {
+		// A vector of more distinct values than a field may have drops the
+		// field whatever it held: say so before grouping its rows.
+		grouped := rowsByCode(v, b.opts.MaxValueTerms, &b.byCode, func(code uint32, rows []uint32) {
 			if f.dropped {
 				return
 			}
@@ -247,6 +288,9 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 				p.add(base + r)
 			}
 		})
+		if !grouped {
+			f.dropped, f.strs = true, nil
+		}
 		return
 	}
 	for i := 0; i < v.Len && !f.dropped; i++ {

@@ -108,11 +108,23 @@ func (sc *planScratch) strMap() map[string]uint32 {
 	if sc == nil {
 		return make(map[string]uint32)
 	}
-	if sc.strs == nil {
-		sc.strs = make(map[string]uint32)
-	}
-	clear(sc.strs)
+	sc.strs = reuseMap(sc.strs)
 	return sc.strs
+}
+
+// scratchMapMax is the most entries a scratch map may have held and still
+// be reused: clearing and ranging over a map take time in proportion to
+// the most it ever held, which a chunk of few distinct values should not
+// pay for one of many.
+const scratchMapMax = 4096
+
+// reuseMap returns m cleared, or a new map when m is nil or grew large.
+func reuseMap[K comparable](m map[K]uint32) map[K]uint32 {
+	if m == nil || len(m) > scratchMapMax {
+		return make(map[K]uint32)
+	}
+	clear(m)
+	return m
 }
 
 // planChunk picks an encoding for a column's values in one block, among
@@ -232,10 +244,7 @@ func (p *chunkPlan) intMap() map[int64]uint32 {
 	if sc == nil {
 		return make(map[int64]uint32)
 	}
-	if sc.ints == nil {
-		sc.ints = make(map[int64]uint32)
-	}
-	clear(sc.ints)
+	sc.ints = reuseMap(sc.ints)
 	return sc.ints
 }
 
@@ -438,11 +447,8 @@ func (p *chunkPlan) planFromCodes(d *ColumnData, rows int) {
 	// Codes of the input dictionary map to positions in the sorted one.
 	var rank map[string]uint32
 	if p.scratch != nil {
-		if p.scratch.rank == nil {
-			p.scratch.rank = make(map[string]uint32, len(dict))
-		}
+		p.scratch.rank = reuseMap(p.scratch.rank)
 		rank = p.scratch.rank
-		clear(rank)
 	} else {
 		rank = make(map[string]uint32, len(dict))
 	}

@@ -65,6 +65,8 @@ type fieldBuilder struct {
 	frequentCap uint32
 	// longTerms counts the terms longer than MaxTokenLen (token fields).
 	longTerms int
+	// slab is where newPostings takes postings from.
+	slab []postings
 }
 
 // maxLongTerms bounds the distinct tokens longer than MaxTokenLen a text
@@ -90,7 +92,7 @@ func (f *fieldBuilder) addToken(tok string, row uint32) {
 			f.long.add(row)
 			return
 		}
-		p = &postings{}
+		p = f.newPostings()
 		f.strs[strings.Clone(tok)] = p
 		if long {
 			f.longTerms++
@@ -102,10 +104,24 @@ func (f *fieldBuilder) addToken(tok string, row uint32) {
 	}
 }
 
+// newPostings returns empty postings for a new term, from slabs: one
+// allocation for many terms instead of one each.
+func (f *fieldBuilder) newPostings() *postings {
+	if len(f.slab) == cap(f.slab) {
+		f.slab = make([]postings, 0, postingsSlab)
+	}
+	f.slab = f.slab[:len(f.slab)+1]
+	return &f.slab[len(f.slab)-1]
+}
+
+// postingsSlab is how many terms' postings one allocation holds.
+const postingsSlab = 256
+
 // postings are the rows of one term, ascending, each once: the newest in
 // rows, and, past postingSpill of them, the older ones in bm (2 bytes a
-// row or less, where rows takes 4). n counts them; once gone (a token
-// sure to be frequent), only n is kept.
+// row or less, where rows takes 4); a term of one row keeps it in last
+// alone. n counts them; once gone (a token sure to be frequent), only n
+// is kept.
 type postings struct {
 	rows []uint32
 	bm   *roaring.Bitmap
@@ -123,10 +139,18 @@ func (p *postings) add(r uint32) {
 	if p.n > 0 && p.last == r {
 		return
 	}
+	first := p.last
 	p.n++
 	p.last = r
-	if p.gone {
+	switch {
+	case p.gone:
 		return
+	case p.n == 1:
+		// A term's only row is last: most tokens of a large segment are
+		// seen once, and need no slice.
+		return
+	case p.n == 2:
+		p.rows = append(p.rows, first)
 	}
 	p.rows = append(p.rows, r)
 	if len(p.rows) >= postingSpill {
@@ -143,11 +167,15 @@ func (p *postings) out(key any) termOut {
 	if p.gone {
 		return termOut{key: key, card: uint64(p.n), frequent: true}
 	}
+	rows := p.rows
+	if p.n == 1 {
+		rows = []uint32{p.last}
+	}
 	if p.bm != nil {
-		p.bm.AddMany(p.rows)
+		p.bm.AddMany(rows)
 		return termOut{key: key, bm: p.bm, card: uint64(p.n)}
 	}
-	return termOut{key: key, rows: p.rows, card: uint64(p.n)}
+	return termOut{key: key, rows: rows, card: uint64(p.n)}
 }
 
 // NewBuilder returns an empty builder.
@@ -280,7 +308,7 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 			s := v.Dict[code]
 			p := f.strs[s]
 			if p == nil {
-				p = &postings{}
+				p = f.newPostings()
 				f.strs[strings.Clone(s)] = p
 				b.checkTerms(f)
 			}
@@ -300,7 +328,7 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 		s := v.StringAt(i)
 		p := f.strs[s]
 		if p == nil {
-			p = &postings{}
+			p = f.newPostings()
 			f.strs[strings.Clone(s)] = p
 			b.checkTerms(f)
 		}
@@ -319,7 +347,7 @@ func (b *Builder) AddInts(path string, base uint32, v *vec.Vector) {
 		x := v.Ints[i]
 		p := f.ints[x]
 		if p == nil {
-			p = &postings{}
+			p = f.newPostings()
 			f.ints[x] = p
 			b.checkTerms(f)
 		}
@@ -467,10 +495,10 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 		}
 		var long *roaring.Bitmap
 		if f.long.n > 0 {
-			long = f.long.out(nil).bm
-			if long == nil {
+			lo := f.long.out(nil)
+			if long = lo.bm; long == nil {
 				long = roaring.New()
-				long.AddMany(f.long.rows)
+				long.AddMany(lo.rows)
 			}
 		}
 		if err := fw.field(f.path, f.kind, terms, long, b.frequentAbove(f.kind)); err != nil {

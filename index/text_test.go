@@ -107,3 +107,28 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestPostingsRows: a term's rows come out as added, each once, whether
+// it has one row (kept without a slice), a few, or enough to spill into
+// its bitmap, with repeats of the last row ignored.
+func TestPostingsRows(t *testing.T) {
+	defer func(n int) { postingSpill = n }(postingSpill)
+	postingSpill = 4
+	for n := 0; n <= 11; n++ {
+		var p postings
+		var want []uint32
+		for r := uint32(0); r < uint32(n); r++ {
+			p.add(3 * r)
+			p.add(3 * r) // the same row again
+			want = append(want, 3*r)
+		}
+		out := p.out("t")
+		got := out.rows
+		if out.bm != nil {
+			got = out.bm.ToArray()
+		}
+		if out.card != uint64(n) || !slices.Equal(got, want) {
+			t.Fatalf("%d rows: got %v (count %d), want %v", n, got, out.card, want)
+		}
+	}
+}

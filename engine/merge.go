@@ -56,7 +56,7 @@ type mergeSource struct {
 	tmp      vec.Vector
 	remap    []int32
 	// mcode is a string column's output dictionary codes by value, reused
-	// column after column (cleared for each).
+	// column after column (cleared for each) while it stays small.
 	mcode map[string]uint32
 
 	// rowsRead counts the values decoded by the last fillColumn calls,
@@ -326,6 +326,11 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 	dict := c.Type == segment.TypeString
 	var mcode map[string]uint32
 	if dict {
+		// Clearing a map takes time in proportion to the most it held:
+		// one that held many values is replaced instead.
+		if len(ms.mcode) > 4096 {
+			ms.mcode = nil
+		}
 		if ms.mcode == nil {
 			ms.mcode = map[string]uint32{}
 		}

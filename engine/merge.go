@@ -55,6 +55,9 @@ type mergeSource struct {
 	pos      []int32
 	tmp      vec.Vector
 	remap    []int32
+	// mcode is a string column's output dictionary codes by value, reused
+	// column after column (cleared for each) while it stays small.
+	mcode map[string]uint32
 
 	// rowsRead counts the values decoded by the last fillColumn calls,
 	// for tests of the merge's memory bound.
@@ -323,7 +326,16 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 	dict := c.Type == segment.TypeString
 	var mcode map[string]uint32
 	if dict {
-		mcode = map[string]uint32{}
+		// Clearing a map takes time in proportion to the most it held:
+		// one that held many values is replaced instead.
+		if len(ms.mcode) > 4096 {
+			ms.mcode = nil
+		}
+		if ms.mcode == nil {
+			ms.mcode = map[string]uint32{}
+		}
+		mcode = ms.mcode
+		clear(mcode)
 		d.Strs = d.Strs[:0]
 		d.Codes = growSlice(d.Codes, n)
 	}

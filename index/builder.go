@@ -43,6 +43,8 @@ type Builder struct {
 	fields map[fieldKey]*fieldBuilder
 	// rows is one past the highest row added, for token frequencies.
 	rows uint32
+	// byCode is rowsByCode's memory, reused vector after vector.
+	byCode byCode
 }
 
 type fieldKey struct {
@@ -63,6 +65,8 @@ type fieldBuilder struct {
 	frequentCap uint32
 	// longTerms counts the terms longer than MaxTokenLen (token fields).
 	longTerms int
+	// slab is where newPostings takes postings from.
+	slab []postings
 }
 
 // maxLongTerms bounds the distinct tokens longer than MaxTokenLen a text
@@ -88,7 +92,7 @@ func (f *fieldBuilder) addToken(tok string, row uint32) {
 			f.long.add(row)
 			return
 		}
-		p = &postings{}
+		p = f.newPostings()
 		f.strs[strings.Clone(tok)] = p
 		if long {
 			f.longTerms++
@@ -100,10 +104,24 @@ func (f *fieldBuilder) addToken(tok string, row uint32) {
 	}
 }
 
+// newPostings returns empty postings for a new term, from slabs: one
+// allocation for many terms instead of one each.
+func (f *fieldBuilder) newPostings() *postings {
+	if len(f.slab) == cap(f.slab) {
+		f.slab = make([]postings, 0, postingsSlab)
+	}
+	f.slab = f.slab[:len(f.slab)+1]
+	return &f.slab[len(f.slab)-1]
+}
+
+// postingsSlab is how many terms' postings one allocation holds.
+const postingsSlab = 256
+
 // postings are the rows of one term, ascending, each once: the newest in
 // rows, and, past postingSpill of them, the older ones in bm (2 bytes a
-// row or less, where rows takes 4). n counts them; once gone (a token
-// sure to be frequent), only n is kept.
+// row or less, where rows takes 4); a term of one row keeps it in last
+// alone. n counts them; once gone (a token sure to be frequent), only n
+// is kept.
 type postings struct {
 	rows []uint32
 	bm   *roaring.Bitmap
@@ -121,10 +139,18 @@ func (p *postings) add(r uint32) {
 	if p.n > 0 && p.last == r {
 		return
 	}
+	first := p.last
 	p.n++
 	p.last = r
-	if p.gone {
+	switch {
+	case p.gone:
 		return
+	case p.n == 1:
+		// A term's only row is last: most tokens of a large segment are
+		// seen once, and need no slice.
+		return
+	case p.n == 2:
+		p.rows = append(p.rows, first)
 	}
 	p.rows = append(p.rows, r)
 	if len(p.rows) >= postingSpill {
@@ -141,11 +167,15 @@ func (p *postings) out(key any) termOut {
 	if p.gone {
 		return termOut{key: key, card: uint64(p.n), frequent: true}
 	}
+	rows := p.rows
+	if p.n == 1 {
+		rows = []uint32{p.last}
+	}
 	if p.bm != nil {
-		p.bm.AddMany(p.rows)
+		p.bm.AddMany(rows)
 		return termOut{key: key, bm: p.bm, card: uint64(p.n)}
 	}
-	return termOut{key: key, rows: p.rows, card: uint64(p.n)}
+	return termOut{key: key, rows: rows, card: uint64(p.n)}
 }
 
 // NewBuilder returns an empty builder.
@@ -196,19 +226,55 @@ func (b *Builder) checkTerms(f *fieldBuilder) {
 	}
 }
 
-// rowsByCode groups the selected rows of a dictionary vector by code.
-func rowsByCode(v *vec.Vector, fn func(code uint32, rows []uint32)) {
-	counts := make([]int32, len(v.Dict)+1)
+// byCode is the memory rowsByCode reuses from one call to the next.
+type byCode struct {
+	counts, pos []int32
+	rows        []uint32
+}
+
+// rowsByCode groups the selected rows of a dictionary vector by code. It
+// returns false without calling fn when more than maxCodes distinct codes
+// are used (0: no bound). sc lends it memory (nil: none).
+func rowsByCode(v *vec.Vector, maxCodes int, sc *byCode, fn func(code uint32, rows []uint32)) bool {
+	if sc == nil {
+		sc = &byCode{}
+	}
+	sc.counts = slices.Grow(sc.counts[:0], len(v.Dict)+1)[:len(v.Dict)+1]
+	counts := sc.counts
+	clear(counts)
 	for i := 0; i < v.Len; i++ {
 		if !v.IsNull(i) {
 			counts[v.Codes[i]+1]++
 		}
 	}
+	if maxCodes > 0 {
+		used := 0
+		for _, n := range counts[1:] {
+			if n > 0 {
+				used++
+			}
+		}
+		if used > maxCodes {
+			// A dictionary may repeat a value: count distinct values, up to
+			// one past the bound.
+			distinct := make(map[string]struct{}, maxCodes+1)
+			for c, n := range counts[1:] {
+				if n > 0 {
+					distinct[v.Dict[c]] = struct{}{}
+					if len(distinct) > maxCodes {
+						return false
+					}
+				}
+			}
+		}
+	}
 	for i := 1; i < len(counts); i++ {
 		counts[i] += counts[i-1]
 	}
-	rows := make([]uint32, counts[len(counts)-1])
-	pos := slices.Clone(counts[:len(v.Dict)])
+	sc.rows = slices.Grow(sc.rows[:0], int(counts[len(counts)-1]))[:counts[len(counts)-1]]
+	rows := sc.rows
+	sc.pos = append(sc.pos[:0], counts[:len(v.Dict)]...)
+	pos := sc.pos
 	for i := 0; i < v.Len; i++ {
 		if !v.IsNull(i) {
 			c := v.Codes[i]
@@ -221,6 +287,7 @@ func rowsByCode(v *vec.Vector, fn func(code uint32, rows []uint32)) {
 			fn(uint32(c), rows[counts[c]:counts[c+1]])
 		}
 	}
+	return true
 }
 
 // AddStrings indexes the values of a string vector; row i of v is segment
@@ -232,14 +299,16 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 		return
 	}
 	if v.Dict != nil {
-		rowsByCode(v, func(code uint32, rows []uint32) {
+		// A vector of more distinct values than a field may have drops the
+		// field whatever it held: say so before grouping its rows.
+		grouped := rowsByCode(v, b.opts.MaxValueTerms, &b.byCode, func(code uint32, rows []uint32) {
 			if f.dropped {
 				return
 			}
 			s := v.Dict[code]
 			p := f.strs[s]
 			if p == nil {
-				p = &postings{}
+				p = f.newPostings()
 				f.strs[strings.Clone(s)] = p
 				b.checkTerms(f)
 			}
@@ -247,6 +316,9 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 				p.add(base + r)
 			}
 		})
+		if !grouped {
+			f.dropped, f.strs = true, nil
+		}
 		return
 	}
 	for i := 0; i < v.Len && !f.dropped; i++ {
@@ -256,7 +328,7 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 		s := v.StringAt(i)
 		p := f.strs[s]
 		if p == nil {
-			p = &postings{}
+			p = f.newPostings()
 			f.strs[strings.Clone(s)] = p
 			b.checkTerms(f)
 		}
@@ -275,7 +347,7 @@ func (b *Builder) AddInts(path string, base uint32, v *vec.Vector) {
 		x := v.Ints[i]
 		p := f.ints[x]
 		if p == nil {
-			p = &postings{}
+			p = f.newPostings()
 			f.ints[x] = p
 			b.checkTerms(f)
 		}
@@ -423,10 +495,10 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 		}
 		var long *roaring.Bitmap
 		if f.long.n > 0 {
-			long = f.long.out(nil).bm
-			if long == nil {
+			lo := f.long.out(nil)
+			if long = lo.bm; long == nil {
 				long = roaring.New()
-				long.AddMany(f.long.rows)
+				long.AddMany(lo.rows)
 			}
 		}
 		if err := fw.field(f.path, f.kind, terms, long, b.frequentAbove(f.kind)); err != nil {

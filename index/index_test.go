@@ -134,6 +134,45 @@ func TestHighCardinalityValueFieldDropped(t *testing.T) {
 	}
 }
 
+// TestDictVectorValueFieldBound: a dictionary-coded vector with more
+// distinct values than MaxValueTerms drops its field, even after blocks
+// that kept it; one whose dictionary repeats values counts each value once
+// and stays indexed with every row.
+func TestDictVectorValueFieldBound(t *testing.T) {
+	few := []string{"GET", "POST", "GET"}
+	many := make([]string, 200)
+	for i := range many {
+		many[i] = fmt.Sprintf("v%d", i%100)
+	}
+	ix := build(t, func(b *Builder) {
+		b.AddStrings("method", 0, dictVec(few))
+		b.AddStrings("method", 3, dictVec(many))
+	})
+	if ix.Has("method", KindString) {
+		t.Fatal("a field given 100 distinct values in a dictionary vector should not be indexed")
+	}
+	// 80 dictionary entries, two of each of 40 values.
+	dict := make([]string, 80)
+	codes := make([]uint32, 160)
+	for i := range dict {
+		dict[i] = fmt.Sprintf("w%d", i%40)
+	}
+	for i := range codes {
+		codes[i] = uint32(i % 80)
+	}
+	ix = build(t, func(b *Builder) {
+		b.AddStrings("host", 0, &vec.Vector{Type: vec.String, Len: len(codes), Codes: codes, Dict: dict})
+	})
+	bm, ok, err := ix.LookupString("host", "w1")
+	if !ok || err != nil {
+		t.Fatalf("a field of 40 distinct values should be indexed: %v %v", ok, err)
+	}
+	// w1 is entries 1 and 41: rows 1, 41, 81, 121.
+	if got := rowsOf(bm); !slices.Equal(got, []uint32{1, 41, 81, 121}) {
+		t.Fatalf("w1 rows %v", got)
+	}
+}
+
 // TestTextCandidatesExact checks the token index against a brute-force
 // substring search over random messages, for needles that are whole tokens,
 // parts of tokens, several tokens, case-folded, and absent.

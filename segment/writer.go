@@ -182,6 +182,8 @@ type Writer struct {
 
 	hist    []byte        // the history of the chunk being written
 	histEnc *zstd.Encoder // compresses against hist
+
+	plan planScratch // what planChunk reuses, column after column
 }
 
 // NewWriter starts a segment in f (which must be empty) with the given
@@ -341,7 +343,7 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 		}
 	}
 	t := w.cols[ci].Type
-	p := planChunk(t, d, rows, w.version)
+	p := planChunk(t, d, rows, w.version, &w.plan)
 	if p.present == 0 {
 		return nil
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"sync/atomic"
 
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
@@ -16,18 +17,60 @@ type colReader interface {
 
 // blockReader reads the columns of one block of a segment. once reads
 // without adding pages to the page cache (a scan of much data, whose pages
-// would push out those interactive queries read again); reuse reads into
-// vectors that are the reader's own scratch (a predicate's column, never
-// handed on), reusing the buffer their strings are copied into.
+// would push out those interactive queries read again); pass, when set,
+// counts what the scan reads and turns its reads into such reads once it
+// has read much (see passReads); reuse reads into vectors that are the
+// reader's own scratch (a predicate's column, never handed on), reusing
+// the buffer their strings are copied into.
 type blockReader struct {
 	r     *segment.Reader
 	b     int
 	once  bool
+	pass  *passReads
 	reuse bool
 }
 
 func (br *blockReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
-	return br.r.Read(br.b, c.idx, a, z, rows, dst, segment.ReadOptions{Once: br.once, Reuse: br.reuse})
+	once := br.once
+	if !once && br.pass != nil {
+		n := z - a
+		if rows != nil {
+			n = len(rows)
+		}
+		once = br.pass.add(br.r, br.b, c.idx, n)
+	}
+	return br.r.Read(br.b, c.idx, a, z, rows, dst, segment.ReadOptions{Once: once, Reuse: br.reuse})
+}
+
+// passReads counts the page bytes one scan has read (estimated from the
+// chunks' stored bytes, onceExpansion times, in proportion to the rows
+// read). A scan with a limit may stop after a few pages, so it starts
+// reading through the page cache; but one whose limit is never met (a rare
+// match in a big column) reads the whole column, whose pages would only
+// push out those interactive queries read again, and each page the cache
+// keeps is a fresh allocation where a read that keeps nothing decodes into
+// a pooled buffer. Past limit bytes, the scan's reads keep nothing.
+type passReads struct {
+	bytes atomic.Int64
+	limit int64
+}
+
+func newPassReads() *passReads {
+	return &passReads{limit: segment.PageCacheBudget() / onceCacheShare}
+}
+
+// add counts a read of n rows of column col in block b and reports
+// whether the scan has read past its limit (this read included).
+func (p *passReads) add(r *segment.Reader, b, col, n int) bool {
+	if p.bytes.Load() > p.limit {
+		return true
+	}
+	ci, ok := r.Chunk(b, col)
+	rows := r.Block(b).Rows
+	if !ok || rows == 0 {
+		return false
+	}
+	return p.bytes.Add(ci.StoredBytes*onceExpansion*int64(n)/int64(rows)) > p.limit
 }
 
 // scratchReader returns cr reading into scratch vectors (see blockReader).

@@ -183,6 +183,7 @@ type peersFixture struct {
 	now     time.Time
 	project string // the fifth busiest, 4.4% of the events
 	rows    int
+	dir     string // the engine's data directory
 }
 
 var peersFixtures sync.Map // sort key → *peersFixture
@@ -265,7 +266,7 @@ func loadPeers(b *testing.B, sortKey string) *peersFixture {
 		}
 	}
 	now := time.UnixMicro(last).UTC()
-	f := &peersFixture{cat: cat, now: now, rows: n, project: g.Projects()[4],
+	f := &peersFixture{cat: cat, now: now, rows: n, project: g.Projects()[4], dir: dir,
 		svc: New(eng, cat, &Options{DisableBackground: true, Now: func() time.Time { return now }})}
 	peersFixtures.Store(sortKey, f)
 	return f

@@ -331,3 +331,79 @@ func TestRareMatchScansLeaveThePageCache(t *testing.T) {
 		t.Fatalf("a search reading every block left %d bytes of a %d-byte page cache", n, budget)
 	}
 }
+
+// TestScatteredRecordsLeaveThePageCache: whole records of rare matches,
+// one in each of many blocks, are built right while their pages, past a
+// share of the page cache, are read without being kept.
+func TestScatteredRecordsLeaveThePageCache(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.BlockRows, opts.PageBytes = 512, 16<<10
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, err := e.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	for i := 0; i < 40000; i++ {
+		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
+		ev.Message, ev.HasMessage = fmt.Sprintf("GET /rest/v1/t%d ray %016x", i, uint64(i)*0x9e3779b97f4a7c15), true
+		if i%500 == 7 {
+			ev.Message += " needle"
+		}
+		evs = append(evs, ev)
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	const budget = 256 << 10
+	defer setCaches(budget)()
+	segment.DropCaches()
+	sn := s.Snapshot()
+	defer sn.Release()
+	req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Order: scan.Descending, Limit: 1000,
+		Columns: []scan.Column{{Path: "event_message", Type: vec.String}, {Path: "metadata", Kind: scan.Record}},
+		Filters: []scan.Predicate{{Path: "event_message", Type: vec.String, Op: scan.Contains, Args: []scan.Const{{Type: vec.String, Str: "needle"}}}}}
+	sc, err := sn.Table("src").Open(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	var refs []int64
+	for _, u := range sc.Units() {
+		if err := u.Read(context.Background(), func(b *vec.Batch) error {
+			b.ForEach(func(i int) {
+				msgs = append(msgs, b.Cols[0].StringAt(i))
+				refs = append(refs, b.Cols[1].Ints[i])
+			})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(refs) != 80 {
+		t.Fatalf("%d matches, want 80", len(refs))
+	}
+	segment.DropCaches()
+	recs := make([]string, len(refs))
+	if err := sc.Materialize(context.Background(), "metadata", true, refs, recs); err != nil {
+		t.Fatal(err)
+	}
+	for k, m := range msgs {
+		var i int
+		if _, err := fmt.Sscanf(m, "GET /rest/v1/t%d", &i); err != nil {
+			t.Fatal(err)
+		}
+		status := []int64{200, 200, 200, 201, 404, 500}[i%6]
+		if want := fmt.Sprintf(`"status_code":%d`, status); !strings.Contains(recs[k], want) || !strings.Contains(recs[k], fmt.Sprintf(`"path":"/rest/v1/t%d"`, i%7)) {
+			t.Fatalf("record of event %d: %s", i, recs[k])
+		}
+	}
+	if n := segment.PageCacheBytes(); n > budget/2 {
+		t.Fatalf("records from 80 blocks left %d bytes of a %d-byte page cache", n, budget)
+	}
+}

@@ -68,6 +68,7 @@ func loadFresh(b *testing.B, inHead bool) *freshFixture {
 	if err != nil {
 		b.Fatal(err)
 	}
+	fixtureDirs.add(dir)
 	// One head takes every event (no size or age bound is reached), as
 	// the freshest minutes of a busy source are.
 	eng, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
@@ -206,6 +207,7 @@ func loadPeers(b *testing.B, sortKey string) *peersFixture {
 	if err != nil {
 		b.Fatal(err)
 	}
+	fixtureDirs.add(dir)
 	eng, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
 		HeadMaxRows: 1 << 30, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 40, HeadMaxAge: time.Hour})
 	if err != nil {

@@ -176,8 +176,9 @@ func BenchmarkWriteBlock(b *testing.B) {
 
 // benchLayouts are the page layouts the read benchmarks compare: the
 // writer's defaults (128 KiB pages of wide values, 2048 rows of narrow
-// ones), the earlier 8192-row cap, 64 KiB pages compressed against a 32
-// KiB history, and 1 MiB pages (version 1's default).
+// ones, 8192 of tiny ones), the earlier 8192-row cap for all, 64 KiB
+// pages compressed against a 32 KiB history, and 1 MiB pages (version
+// 1's default).
 var benchLayouts = []struct {
 	name string
 	opts WriterOptions

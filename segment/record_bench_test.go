@@ -122,8 +122,8 @@ func recordColumns() ([]ColumnDesc, []*ColumnData) {
 // BenchmarkReadRecord reads one random row of every column of a block
 // (about 90 columns of platform events; the caches off): a whole record
 // of a rare match, which decompresses one page of each column. The
-// layouts compare the writer's row cap for narrow pages, 2048 by default,
-// with the earlier 8192.
+// layouts compare the writer's row caps (2048 rows, 8192 for tiny values)
+// with the earlier 8192 for every page.
 //
 //	go test ./segment -run '^$' -bench ReadRecord -count 6 | tee new.txt
 func BenchmarkReadRecord(b *testing.B) {

@@ -107,9 +107,10 @@ type Options struct {
 
 	// BlockRows is the rows per segment block (default 65536); PageBytes
 	// the target page size before compression for columns of wide values
-	// (narrow ones end pages at 8192 rows; default segment.DefaultPageBytes,
-	// 128 KiB: a read of a few rows decompresses little, for about 6% more
-	// bytes on disk than 1 MiB pages; see docs/format/segment.md). ZstdLevel
+	// (narrow ones end pages at segment.DefaultPageRows rows, 2048;
+	// default segment.DefaultPageBytes, 128 KiB: a read of a few rows
+	// decompresses little, for about 6% more bytes on disk than 1 MiB
+	// pages; see docs/format/segment.md). ZstdLevel
 	// (1..4) is used when flushing heads (default 1: fast, the head must
 	// make way), CompactZstdLevel when compaction rewrites segments in the
 	// background (default 3: about a fifth smaller, where data lives).

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -264,5 +265,145 @@ func TestLongTokensThroughTheEngine(t *testing.T) {
 		if got, want := count(false), count(true); got != want || want == 0 {
 			t.Fatalf("%q: %d with the index, %d without", needle, got, want)
 		}
+	}
+}
+
+// TestRareMatchScansLeaveThePageCache: a newest-first search with a limit
+// that few rows meet reads the whole column; past a share of the page
+// cache it keeps no more of its pages (they would push out what
+// interactive queries read again), and it still finds every match.
+func TestRareMatchScansLeaveThePageCache(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.BlockRows, opts.PageBytes = 1024, 16<<10
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, err := e.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	for i := 0; i < 60000; i++ {
+		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
+		msg := fmt.Sprintf("GET /storage/v1/object/%08x/%d.png ray %016x", uint32(i)*2654435761, i, uint64(i)*0x9e3779b97f4a7c15)
+		if i%7919 == 3 {
+			msg += " needle-42"
+		}
+		ev.Message, ev.HasMessage = msg, true
+		evs = append(evs, ev)
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	const budget = 1 << 20
+	defer setCaches(budget)()
+	segment.DropCaches()
+	sn := s.Snapshot()
+	defer sn.Release()
+	req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Order: scan.Descending, Limit: 10, NoIndex: true,
+		Columns: []scan.Column{{Path: "event_message", Type: vec.String}},
+		Filters: []scan.Predicate{{Path: "event_message", Type: vec.String, Op: scan.Regex, Regex: regexp.MustCompile(`needle-4[0-9]`)}}}
+	sc, err := sn.Table("src").Open(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range sc.Units() {
+		if err := u.Read(context.Background(), func(b *vec.Batch) error {
+			b.ForEach(func(i int) { got = append(got, b.Cols[0].StringAt(i)) })
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := (60000 + 7919 - 4) / 7919; len(got) != want {
+		t.Fatalf("found %d rows, want %d", len(got), want)
+	}
+	for _, m := range got {
+		if !strings.HasSuffix(m, " needle-42") {
+			t.Fatalf("row %q does not match", m)
+		}
+	}
+	if n := segment.PageCacheBytes(); n > budget/2 {
+		t.Fatalf("a search reading every block left %d bytes of a %d-byte page cache", n, budget)
+	}
+}
+
+// TestScatteredRecordsLeaveThePageCache: whole records of rare matches,
+// one in each of many blocks, are built right while their pages, past a
+// share of the page cache, are read without being kept.
+func TestScatteredRecordsLeaveThePageCache(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.BlockRows, opts.PageBytes = 512, 16<<10
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, err := e.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	for i := 0; i < 40000; i++ {
+		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
+		ev.Message, ev.HasMessage = fmt.Sprintf("GET /rest/v1/t%d ray %016x", i, uint64(i)*0x9e3779b97f4a7c15), true
+		if i%500 == 7 {
+			ev.Message += " needle"
+		}
+		evs = append(evs, ev)
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	const budget = 256 << 10
+	defer setCaches(budget)()
+	segment.DropCaches()
+	sn := s.Snapshot()
+	defer sn.Release()
+	req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Order: scan.Descending, Limit: 1000,
+		Columns: []scan.Column{{Path: "event_message", Type: vec.String}, {Path: "metadata", Kind: scan.Record}},
+		Filters: []scan.Predicate{{Path: "event_message", Type: vec.String, Op: scan.Contains, Args: []scan.Const{{Type: vec.String, Str: "needle"}}}}}
+	sc, err := sn.Table("src").Open(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	var refs []int64
+	for _, u := range sc.Units() {
+		if err := u.Read(context.Background(), func(b *vec.Batch) error {
+			b.ForEach(func(i int) {
+				msgs = append(msgs, b.Cols[0].StringAt(i))
+				refs = append(refs, b.Cols[1].Ints[i])
+			})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(refs) != 80 {
+		t.Fatalf("%d matches, want 80", len(refs))
+	}
+	segment.DropCaches()
+	recs := make([]string, len(refs))
+	if err := sc.Materialize(context.Background(), "metadata", true, refs, recs); err != nil {
+		t.Fatal(err)
+	}
+	for k, m := range msgs {
+		var i int
+		if _, err := fmt.Sscanf(m, "GET /rest/v1/t%d", &i); err != nil {
+			t.Fatal(err)
+		}
+		status := []int64{200, 200, 200, 201, 404, 500}[i%6]
+		if want := fmt.Sprintf(`"status_code":%d`, status); !strings.Contains(recs[k], want) || !strings.Contains(recs[k], fmt.Sprintf(`"path":"/rest/v1/t%d"`, i%7)) {
+			t.Fatalf("record of event %d: %s", i, recs[k])
+		}
+	}
+	if n := segment.PageCacheBytes(); n > budget/2 {
+		t.Fatalf("records from 80 blocks left %d bytes of a %d-byte page cache", n, budget)
 	}
 }

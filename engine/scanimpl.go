@@ -28,6 +28,9 @@ type shardScan struct {
 	// early), so its pages do not go to the page cache, where they would
 	// push out the pages interactive queries read again and again.
 	once bool
+	// pass counts what a scan that may stop early reads, so that it stops
+	// filling the page cache once it has read much.
+	pass *passReads
 }
 
 // A scan without a limit whose pages would take more than a
@@ -90,6 +93,9 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 		}
 	}
 	sc.once = req.Limit <= 0 && sc.pageBytes() > segment.PageCacheBudget()/onceCacheShare
+	if !sc.once {
+		sc.pass = newPassReads()
+	}
 	sc.noteExpiry(ctx)
 	switch req.Order {
 	case scan.Descending:

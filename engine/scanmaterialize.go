@@ -27,6 +27,9 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 	}
 	// One task per head and per segment block: they write different rows
 	// of dst, and run on several cores (each decompresses its own pages).
+	// Records scattered over many blocks (rare matches) stop filling the
+	// page cache once they have read much.
+	pass := newPassReads()
 	var tasks []func() error
 	for pid, idxs := range byPart {
 		p := parts[pid]
@@ -85,7 +88,7 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 				end++
 			}
 			tasks = append(tasks, func() error {
-				err := emitDedup(&blockReader{r: r, b: b}, rows, at, emit, dst)
+				err := emitDedup(&blockReader{r: r, b: b, pass: pass}, rows, at, emit, dst)
 				if err != nil && p.seg.remote != nil && ctx.Err() == nil {
 					// Rows were emitted already: the query fails, saying why.
 					return &PartialError{Source: sc.name, Cause: p.seg.remoteLoss(b, err).cause}

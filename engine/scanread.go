@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"sync/atomic"
 
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
@@ -16,18 +17,86 @@ type colReader interface {
 
 // blockReader reads the columns of one block of a segment. once reads
 // without adding pages to the page cache (a scan of much data, whose pages
-// would push out those interactive queries read again); reuse reads into
-// vectors that are the reader's own scratch (a predicate's column, never
-// handed on), reusing the buffer their strings are copied into.
+// would push out those interactive queries read again); pass, when set,
+// counts what the scan reads and turns its reads into such reads once it
+// has read much (see passReads); reuse reads into vectors that are the
+// reader's own scratch (a predicate's column, never handed on), reusing
+// the buffer their strings are copied into.
 type blockReader struct {
 	r     *segment.Reader
 	b     int
 	once  bool
+	pass  *passReads
 	reuse bool
 }
 
 func (br *blockReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
-	return br.r.Read(br.b, c.idx, a, z, rows, dst, segment.ReadOptions{Once: br.once, Reuse: br.reuse})
+	once := br.once
+	if !once && br.pass != nil {
+		once = br.pass.add(br.r, br.b, c.idx, a, z, rows)
+	}
+	return br.r.Read(br.b, c.idx, a, z, rows, dst, segment.ReadOptions{Once: once, Reuse: br.reuse})
+}
+
+// passReads counts the page bytes one scan (or one materialisation of
+// records) has read, estimated from the stored bytes of the pages read,
+// onceExpansion times. A scan with a limit may stop after a few pages, so
+// it starts reading through the page cache; but one whose limit is never
+// met (a rare match in a big column) reads the whole column, and records
+// of rare matches are scattered over many blocks: their pages would only
+// push out those interactive queries read again, and each page the cache
+// keeps is a fresh allocation where a read that keeps nothing decodes into
+// a pooled buffer. Past limit bytes, the reads keep nothing.
+// minCachedPage is the least a page kept by the page cache takes.
+const minCachedPage = 4 << 10
+
+type passReads struct {
+	bytes atomic.Int64
+	limit int64
+}
+
+func newPassReads() *passReads {
+	return &passReads{limit: segment.PageCacheBudget() / onceCacheShare}
+}
+
+// add counts a read of column col in block b (rows [a, z), or the listed
+// rows, ascending) and reports whether the reads have gone past the limit
+// (this one included).
+func (p *passReads) add(r *segment.Reader, b, col, a, z int, rows []int32) bool {
+	if p.bytes.Load() > p.limit {
+		return true
+	}
+	ci, ok := r.Chunk(b, col)
+	if !ok || len(ci.Pages) == 0 {
+		return false
+	}
+	// The pages the read touches, at the chunk's mean stored page size.
+	pages := 0
+	if rows == nil {
+		for _, pg := range ci.Pages {
+			if pg.FirstRow < z && pg.FirstRow+pg.Rows > a {
+				pages++
+			}
+		}
+	} else {
+		pi := 0
+		for i, row := range rows {
+			if i > 0 && row < rows[i-1] {
+				pages = len(ci.Pages) // not ascending: count them all
+				break
+			}
+			last := pi
+			for pi < len(ci.Pages)-1 && ci.Pages[pi].FirstRow+ci.Pages[pi].Rows <= int(row) {
+				pi++
+			}
+			if i == 0 || pi != last {
+				pages++
+			}
+		}
+	}
+	// A page the cache keeps takes at least a pooled buffer's 4 KiB.
+	perPage := max(ci.StoredBytes*onceExpansion/int64(len(ci.Pages)), minCachedPage)
+	return p.bytes.Add(perPage*int64(pages)) > p.limit
 }
 
 // scratchReader returns cr reading into scratch vectors (see blockReader).

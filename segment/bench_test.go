@@ -175,14 +175,16 @@ func BenchmarkWriteBlock(b *testing.B) {
 }
 
 // benchLayouts are the page layouts the read benchmarks compare: the
-// writer's defaults (128 KiB pages of wide values), 64 KiB pages
-// compressed against a 32 KiB history, and 1 MiB pages (version 1's
-// default).
+// writer's defaults (128 KiB pages of wide values, 2048 rows of narrow
+// ones, 8192 of tiny ones), the earlier 8192-row cap for all, 64 KiB
+// pages compressed against a 32 KiB history, and 1 MiB pages (version
+// 1's default).
 var benchLayouts = []struct {
 	name string
 	opts WriterOptions
 }{
 	{"layout=default", WriterOptions{}},
+	{"layout=8192rows", WriterOptions{PageRows: 8192}},
 	{"layout=64K-history", WriterOptions{PageBytes: 64 << 10, HistoryBytes: 32 << 10}},
 	{"layout=1M", WriterOptions{PageBytes: 1 << 20}},
 }

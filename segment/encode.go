@@ -497,6 +497,18 @@ func (p *chunkPlan) rowCost(d *ColumnData, i int) int {
 	return 0
 }
 
+// tinyValues reports whether the chunk's values take at most 2 bytes
+// each (see WriterOptions.tinyPageRows).
+func (p *chunkPlan) tinyValues() bool {
+	switch p.enc {
+	case encDelta, encBits, encNone:
+		return true
+	case encDict:
+		return p.width <= 2
+	}
+	return false
+}
+
 // appendPage encodes rows [from, to) of the chunk as a page body.
 func (p *chunkPlan) appendPage(dst []byte, t ColType, d *ColumnData, from, to int) []byte {
 	n := to - from

@@ -374,3 +374,37 @@ func TestReadRowsAnyOrder(t *testing.T) {
 		t.Fatal("a row past the block must be refused")
 	}
 }
+
+// TestColumnBytesCountEveryUnit: the bytes ColumnBytes gives the columns
+// (pages, dictionary pages, histories) and the sections make up every
+// byte between the header and the footer.
+func TestColumnBytesCountEveryUnit(t *testing.T) {
+	const n = 20000
+	rng := rand.New(rand.NewPCG(3, 4))
+	ts := testColumn{desc: ColumnDesc{Path: "timestamp", Type: TypeTimestamp}}
+	msg := testColumn{desc: ColumnDesc{Path: "event_message", Type: TypeString}}
+	path := testColumn{desc: ColumnDesc{Path: "path", Type: TypeString}}
+	for i := 0; i < n; i++ {
+		ts.vals = append(ts.vals, int64(i))
+		msg.vals = append(msg.vals, fmt.Sprintf("GET | 200 | %016x | https://example.com/rest/v1/items?id=%d", rng.Uint64(), rng.IntN(1e9)))
+		path.vals = append(path.vals, fmt.Sprintf("/storage/v1/object/public/photo-%05d.jpg", rng.IntN(3000)))
+	}
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	writeSegment(t, fs, "/d/s.seg", []testColumn{ts, msg, path}, n, &WriterOptions{PageBytes: 32 << 10, HistoryBytes: 16 << 10})
+	r := openSegment(t, fs, "/d/s.seg")
+	defer r.Close()
+	if r.chunk(0, 1).histOff == 0 || len(r.chunk(0, 2).dict) < 2 {
+		t.Fatal("the message column should have a history and the path column a paged dictionary")
+	}
+	total := int64(headerSize)
+	for _, b := range r.ColumnBytes() {
+		total += b
+	}
+	for _, s := range r.ft.sections {
+		total += s.len
+	}
+	if total != r.footOff {
+		t.Fatalf("header, columns and sections take %d bytes, the footer starts at %d", total, r.footOff)
+	}
+}

@@ -883,17 +883,12 @@ func (r *Reader) readRowsAnyOrder(b, col int, rows []int32, dst *vec.Vector, mod
 }
 
 // ColumnBytes returns, per column index, the bytes its units take on disk
-// (pages and dictionaries, trailers included).
+// (pages, dictionaries and histories, trailers included).
 func (r *Reader) ColumnBytes() []int64 {
 	out := make([]int64, len(r.ft.cols))
 	for _, b := range r.ft.blocks {
 		for _, c := range b.chunks {
-			for _, d := range c.dict {
-				out[c.col] += d.len
-			}
-			for _, p := range c.pages {
-				out[c.col] += p.len
-			}
+			out[c.col] += c.stored
 		}
 	}
 	return out

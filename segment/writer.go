@@ -32,10 +32,12 @@ type WriterOptions struct {
 	// ZstdLevel is the klauspost/compress zstd level: 1 fastest, 2 default,
 	// 3 better, 4 best. Default 1.
 	ZstdLevel int
-	// PageRows caps the rows of a page whatever their size (default 8192):
-	// the newest rows of a block, which most queries want, then sit in a
-	// small last page even for narrow columns (timestamps, dictionary
-	// codes) that would otherwise fill a block's worth of rows per page.
+	// PageRows caps the rows of a page whatever their size (default
+	// DefaultPageRows): the newest rows of a block, which most queries
+	// want, then sit in a small last page even for narrow columns
+	// (timestamps, dictionary codes) that would otherwise fill a block's
+	// worth of rows per page, and a read of one row of every column (a
+	// whole record) decompresses a few KiB of each narrow one.
 	PageRows int
 	// DictPageBytes is the target size of a dictionary page (format
 	// version 2): a read of one entry decompresses one page. Default
@@ -54,24 +56,38 @@ type WriterOptions struct {
 	// FormatLatest (default FormatLatest). Writing an older version serves
 	// tests and files meant for an older Sediment.
 	FormatVersion uint8
+
+	// tinyPageRows caps the rows of pages of tiny values (dictionary codes
+	// of at most 2 bytes, deltas, bits): DefaultTinyPageRows when PageRows
+	// is the default, else PageRows. Scans of such columns (a GROUP BY on
+	// codes) would pay for many small pages, and one of their pages is
+	// small anyway.
+	tinyPageRows int
 }
 
 // Defaults of WriterOptions.
 const (
-	DefaultPageBytes     = 128 << 10
-	DefaultPageRows      = 8192
+	DefaultPageBytes = 128 << 10
+	// DefaultPageRows was 8192 until records of platform events, about 90
+	// columns each, were read one at a time (a rare match, every field):
+	// 2048 makes such a read decompress 28% less for 0.2% more bytes, with
+	// pages of tiny values kept at DefaultTinyPageRows, so that scans of
+	// dictionary codes read as many pages as before (docs/format/segment.md
+	// §3.4).
+	DefaultPageRows      = 2048
+	DefaultTinyPageRows  = 8192
 	DefaultDictPageBytes = 16 << 10
 )
 
 func (o *WriterOptions) withDefaults() WriterOptions {
 	out := WriterOptions{PageBytes: DefaultPageBytes, ZstdLevel: 1, PageRows: DefaultPageRows,
-		DictPageBytes: DefaultDictPageBytes, FormatVersion: FormatLatest}
+		DictPageBytes: DefaultDictPageBytes, FormatVersion: FormatLatest, tinyPageRows: DefaultTinyPageRows}
 	if o != nil {
 		if o.PageBytes > 0 {
 			out.PageBytes = o.PageBytes
 		}
 		if o.PageRows > 0 {
-			out.PageRows = o.PageRows
+			out.PageRows, out.tinyPageRows = o.PageRows, o.PageRows
 		}
 		if o.ZstdLevel >= 1 && o.ZstdLevel <= 4 {
 			out.ZstdLevel = o.ZstdLevel
@@ -367,10 +383,14 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 	// Cut pages by estimated encoded size, never more of them than a
 	// reader accepts (huge values in a huge block).
 	minPageRows := (rows + maxPagesPerChunk - 1) / maxPagesPerChunk
+	pageRows := w.opts.PageRows
+	if p.tinyValues() {
+		pageRows = w.opts.tinyPageRows
+	}
 	from, size := 0, 0
 	for r := 0; r < rows; r++ {
 		size += p.rowCost(d, r)
-		if ((size >= w.opts.PageBytes || r+1-from >= w.opts.PageRows) && r+1-from >= minPageRows) || r == rows-1 {
+		if ((size >= w.opts.PageBytes || r+1-from >= pageRows) && r+1-from >= minPageRows) || r == rows-1 {
 			w.scratch = p.appendPage(w.scratch[:0], t, d, from, r+1)
 			off, ln := w.writeUnitWith(w.scratch, true, histEnc)
 			pm := pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln, present: -1}

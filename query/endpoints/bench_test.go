@@ -78,6 +78,7 @@ func loadFresh(b *testing.B, inHead bool) *freshFixture {
 	if err != nil {
 		b.Fatal(err)
 	}
+	fixtureDirs.add(dir)
 	// One head takes every event (no size or age bound is reached), as
 	// the freshest minutes of a busy source are.
 	eng, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
@@ -194,6 +195,7 @@ type peersFixture struct {
 	now     time.Time
 	project string // the fifth busiest, 4.4% of the events
 	rows    int
+	dir     string // the engine's data directory
 }
 
 var peersFixtures sync.Map // sort key → *peersFixture
@@ -216,6 +218,7 @@ func loadPeers(b *testing.B, sortKey string) *peersFixture {
 	if err != nil {
 		b.Fatal(err)
 	}
+	fixtureDirs.add(dir)
 	eng, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
 		HeadMaxRows: 1 << 30, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 40, HeadMaxAge: time.Hour,
 		PredicateCacheBytes: benchPredicateCache()})
@@ -277,7 +280,7 @@ func loadPeers(b *testing.B, sortKey string) *peersFixture {
 		}
 	}
 	now := time.UnixMicro(last).UTC()
-	f := &peersFixture{cat: cat, now: now, rows: n, project: g.Projects()[4],
+	f := &peersFixture{cat: cat, now: now, rows: n, project: g.Projects()[4], dir: dir,
 		svc: New(eng, cat, &Options{DisableBackground: true, Now: func() time.Time { return now }})}
 	peersFixtures.Store(sortKey, f)
 	return f

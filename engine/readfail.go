@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/sediment/sediment/objstore"
 	"github.com/sediment/sediment/segment"
+	"github.com/sediment/sediment/sql/scan"
 )
 
 // Read failures are not damage. A segment whose bytes could not be read
@@ -20,6 +22,33 @@ import (
 //     and passes;
 //   - on local disk: the query fails with an error naming the source, as
 //     any other local I/O error does.
+
+// readLoss reports whether err, met reading block b of sg (-1: the whole
+// segment), is a failure to get sg's bytes from the object store rather
+// than damage or a local error, and the unit of the answer it costs. Every
+// failure reading an evicted segment is the store's (remoteseg.go); for
+// other segments (a query node's, read through the cache) the error says
+// so. A cancelled query has lost nothing.
+func readLoss(ctx context.Context, sg *segRef, b int, err error) (lostUnit, bool) {
+	if err == nil || ctx.Err() != nil {
+		return lostUnit{}, false
+	}
+	if sg.remote != nil {
+		return sg.remoteLoss(b, err), true
+	}
+	return storeReadLoss(sg, b, err)
+}
+
+// readFailed reports lu, a read of a unit the store could not serve: a
+// warning when the query collects them, else a PartialError. partial says
+// some of the unit's rows were read before the failure.
+func (sc *shardScan) readFailed(ctx context.Context, lu lostUnit, partial bool) error {
+	if w := scan.WarningsFrom(ctx); w != nil {
+		w.Add(lu.warning(sc.name, partial))
+		return nil
+	}
+	return &PartialError{Source: sc.name, Cause: lu.cause}
+}
 
 // storeReadLoss reports whether err is a failure to read sg's bytes from
 // the object store and, if so, the unit of the answer it costs: block b of

@@ -15,7 +15,6 @@ import (
 
 	"github.com/sediment/sediment/index"
 	"github.com/sediment/sediment/internal/vfs"
-	"github.com/sediment/sediment/sql/scan"
 )
 
 // Evicted segments. With Options.Remote, a segment that object storage
@@ -439,18 +438,6 @@ func (sg *segRef) remoteIndex() (*index.Index, error) {
 	}
 	rc.ix = ix
 	return ix, nil
-}
-
-// remoteFailed reports a failed read of block b of evicted segment sg: a
-// warning when the query collects them, else a PartialError. partial says
-// some of the block's rows were read before the failure.
-func (sc *shardScan) remoteFailed(ctx context.Context, sg *segRef, b int, err error, partial bool) error {
-	lu := sg.remoteLoss(b, err)
-	if w := scan.WarningsFrom(ctx); w != nil {
-		w.Add(lu.warning(sc.name, partial))
-		return nil
-	}
-	return &PartialError{Source: sc.name, Cause: lu.cause}
 }
 
 // hasPendingRemote reports whether evicted segments wait to be opened.

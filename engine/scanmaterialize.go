@@ -89,9 +89,9 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			}
 			tasks = append(tasks, func() error {
 				err := emitDedup(&blockReader{r: r, b: b, pass: pass}, rows, at, emit, dst)
-				if err != nil && p.seg.remote != nil && ctx.Err() == nil {
+				if lu, ok := readLoss(ctx, p.seg, b, err); ok {
 					// Rows were emitted already: the query fails, saying why.
-					return &PartialError{Source: sc.name, Cause: p.seg.remoteLoss(b, err).cause}
+					return &PartialError{Source: sc.name, Cause: lu.cause}
 				}
 				if err != nil && errors.Is(err, segment.ErrCorrupt) {
 					// The rows were emitted already: the records cannot be

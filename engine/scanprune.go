@@ -157,15 +157,9 @@ func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if p.seg.remote != nil {
-			// The store did not serve the index: the blocks would not
-			// read either.
-			sc.units = append(sc.units, &lostScanUnit{sc: sc, u: p.seg.remoteLoss(-1, err)})
-			return nil
-		}
-		if lu, ok := storeReadLoss(p.seg, -1, err); ok {
-			// The store did not answer: this query goes without the
-			// segment (its blocks would be read from the store too).
+		if lu, ok := readLoss(ctx, p.seg, -1, err); ok {
+			// The store did not serve the index: this query goes without
+			// the segment (its blocks would be read from the store too).
 			sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})
 			return nil
 		}
@@ -197,12 +191,8 @@ func (sc *shardScan) addSegmentUnits(ctx context.Context, p *part) error {
 			continue
 		}
 		ok, err := sc.blockMayMatch(p, b, true)
-		if err != nil && p.seg.remote != nil && ctx.Err() == nil {
-			sc.units = append(sc.units, &lostScanUnit{sc: sc, u: p.seg.remoteLoss(b, err)})
-			continue
-		}
 		if err != nil {
-			if lu, ok := storeReadLoss(p.seg, b, err); ok {
+			if lu, ok := readLoss(ctx, p.seg, b, err); ok {
 				sc.units = append(sc.units, &lostScanUnit{sc: sc, u: lu})
 				continue
 			}

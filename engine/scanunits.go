@@ -210,12 +210,9 @@ func (u *segUnit) Read(ctx context.Context, emit func(*vec.Batch) error) error {
 // without the block, with a warning, or fails with a PartialError. Other
 // errors pass through.
 func (u *segUnit) damaged(ctx context.Context, err error, partial bool) error {
-	if err != nil && u.p.seg.remote != nil && ctx.Err() == nil {
-		return u.sc.remoteFailed(ctx, u.p.seg, u.b, err, partial)
-	}
-	if lu, ok := storeReadLoss(u.p.seg, u.b, err); ok {
+	if lu, ok := readLoss(ctx, u.p.seg, u.b, err); ok {
 		// Not damage: nothing is set aside (readfail.go).
-		return (&lostScanUnit{sc: u.sc, u: lu}).report(ctx)
+		return u.sc.readFailed(ctx, lu, partial)
 	}
 	if err == nil || !errors.Is(err, segment.ErrCorrupt) {
 		return u.sc.clientError(err)

@@ -116,6 +116,30 @@ func (s *Shard) checkProblems() []error {
 	return errs
 }
 
+// SegmentReadError is a segment (or a block of it) that could not be read
+// while checking it (an I/O error, segment.ErrRead): not known to be
+// damaged, and nothing is set aside for it.
+type SegmentReadError struct {
+	File  string // relative to the source's directory: segments/<id>.seg
+	Block int    // the block, or -1 for the segment's other sections
+	Err   error
+}
+
+func (e *SegmentReadError) Error() string {
+	what := e.File
+	if e.Block >= 0 {
+		what = fmt.Sprintf("%s: block %d", e.File, e.Block)
+	}
+	return fmt.Sprintf("%s could not be read (%v); it is not known to be damaged: check the disk, then run the check again", what, e.Err)
+}
+
+func (e *SegmentReadError) Unwrap() error { return e.Err }
+
+// readFailure reports whether err is a failed read rather than damage.
+func readFailure(err error) bool {
+	return errors.Is(err, segment.ErrRead) && !errors.Is(err, segment.ErrCorrupt)
+}
+
 // SegmentDamageError is damage found in a segment: what unit, and what
 // setting it aside loses.
 type SegmentDamageError struct {
@@ -160,12 +184,17 @@ func checkSegment(sg *segRef) []error {
 			skip.AddRange(uint64(bi.FirstRow), uint64(bi.FirstRow+bi.Rows))
 			continue
 		}
-		if err := r.CheckBlock(b); err != nil {
+		if err := r.CheckBlock(b); readFailure(err) {
+			errs = append(errs, &SegmentReadError{File: file, Block: b, Err: err})
+			skip.AddRange(uint64(bi.FirstRow), uint64(bi.FirstRow+bi.Rows))
+		} else if err != nil {
 			errs = append(errs, &SegmentDamageError{File: file, Unit: "block", Block: b, Blocks: r.NumBlocks(), Events: int64(bi.Rows), Err: err})
 			skip.AddRange(uint64(bi.FirstRow), uint64(bi.FirstRow+bi.Rows))
 		}
 	}
-	if err := r.CheckSections(); err != nil {
+	if err := r.CheckSections(); readFailure(err) {
+		errs = append(errs, &SegmentReadError{File: file, Block: -1, Err: err})
+	} else if err != nil {
 		unit := "segment"
 		if ce := (*segment.CorruptError)(nil); errors.As(err, &ce) && ce.Section == "section "+sectionIndex {
 			unit = "index"
@@ -187,7 +216,9 @@ func checkSegment(sg *segRef) []error {
 	if lo != minT || hi != maxT {
 		return append(errs, fail("segment time range does not match its blocks"))
 	}
-	if err := checkBlockKeys(sg, &skip); err != nil {
+	if err := checkBlockKeys(sg, &skip); readFailure(err) {
+		return append(errs, &SegmentReadError{File: file, Block: -1, Err: err})
+	} else if err != nil {
 		var ce *segment.CorruptError
 		if errors.As(err, &ce) && r.BlockAt(ce.Offset) >= 0 {
 			return errs // a column failed to read: that block is reported
@@ -195,14 +226,18 @@ func checkSegment(sg *segRef) []error {
 		return append(errs, fail("%v", err))
 	}
 	ix, err := sg.index()
-	if err != nil {
+	if readFailure(err) {
+		return append(errs, &SegmentReadError{File: file, Block: -1, Err: err})
+	} else if err != nil {
 		return append(errs, &SegmentDamageError{File: file, Unit: "index", Err: err})
 	}
 	if ix == nil {
 		return errs
 	}
 	for _, f := range ix.Fields() {
-		if err := checkIndexField(sg, ix, f, &skip); err != nil {
+		if err := checkIndexField(sg, ix, f, &skip); readFailure(err) {
+			return append(errs, &SegmentReadError{File: file, Block: -1, Err: err})
+		} else if err != nil {
 			var ce *segment.CorruptError
 			if errors.As(err, &ce) && r.BlockAt(ce.Offset) >= 0 {
 				return errs // a column failed to read: that block is reported

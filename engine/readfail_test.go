@@ -76,6 +76,19 @@ func TestLocalReadFailureIsNotDamage(t *testing.T) {
 	if errors.As(a.err, &de) || strings.Contains(a.err.Error(), "damaged") {
 		t.Fatalf("a read failure reported as damage: %v", a.err)
 	}
+	// A check meanwhile (fsck, or Check on a running server) says the
+	// segments could not be read, not that they are damaged.
+	probs := sh.CheckProblems()
+	if len(probs) == 0 {
+		t.Fatal("the check found nothing while every read fails")
+	}
+	for _, p := range probs {
+		var re *SegmentReadError
+		var de *SegmentDamageError
+		if !errors.As(p, &re) || errors.As(p, &de) || !errors.Is(p, syscall.EIO) {
+			t.Fatalf("check problem %T: %v", p, p)
+		}
+	}
 	// A compaction meanwhile fails and is retried later: nothing moves.
 	if n, err := sh.Compact(); err == nil || n != 0 {
 		t.Fatalf("compaction with reads failing: %d, %v", n, err)

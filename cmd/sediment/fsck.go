@@ -135,6 +135,12 @@ func runFsck(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 		for _, p := range sh.CheckProblems() {
+			var re *engine.SegmentReadError
+			if errors.As(p, &re) {
+				fmt.Fprintf(stdout, "  unreadable: %v\n", p)
+				bad++
+				continue
+			}
 			fmt.Fprintf(stdout, "  damaged: %v\n", p)
 			if hint := repairHint(p, *dataDir, sourceArg(in.ID)); hint != "" {
 				fmt.Fprintf(stdout, "    repair: %s\n", hint)

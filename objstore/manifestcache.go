@@ -65,6 +65,14 @@ func (c *ManifestCache) Stats() ManifestCacheStats {
 	return ManifestCacheStats{Hits: c.hits.Load(), NotModified: c.notModified.Load(), Downloads: c.downloads.Load()}
 }
 
+// Forget drops what the cache holds of source's manifest: the caller has
+// just changed it, and the next Read downloads it again.
+func (c *ManifestCache) Forget(source string) {
+	c.mu.Lock()
+	delete(c.m, source)
+	c.mu.Unlock()
+}
+
 // Read returns source's manifest, at most MaxAge older than the store's
 // (plus the read's own duration). The manifest is shared: callers must
 // not change it. A failed read is returned as it is (the cached version

@@ -110,7 +110,7 @@ func (r *Segments) EvictOnce(ctx context.Context, eng *engine.Engine) (int, int6
 		if len(s.segs) == 0 {
 			continue
 		}
-		m, err := r.manifests.read(ctx, r.opts.Store, s.sh.ID())
+		m, err := r.manifests.Read(ctx, s.sh.ID())
 		if errors.Is(err, objstore.ErrNotExist) {
 			continue // nothing listed yet
 		}

@@ -50,7 +50,7 @@ func (r *Segments) reconcile(shard string, c *change) error {
 	if err != nil {
 		return err
 	}
-	r.manifests.forget(shard)
+	r.manifests.Forget(shard)
 	local := map[string]bool{}
 	for _, a := range c.local {
 		name := objstore.SegmentName(r.opts.Node, a.ID)

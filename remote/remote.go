@@ -65,8 +65,12 @@ type Segments struct {
 	lastErr error
 
 	// manifests are recent reads for OpenSegment (many evicted segments
-	// open at once at startup or in an eviction pass).
-	manifests manifestMemo
+	// open at once at startup or in an eviction pass), kept for
+	// manifestMaxAge: a segment a manifest lists stays listed until this
+	// node delists it, so a read this recent can only be wrong about
+	// segments the engine no longer serves (replaced meanwhile), which it
+	// does not open. This node's own manifest changes forget the read.
+	manifests *objstore.ManifestCache
 	// What eviction did (evict.go).
 	evict evictState
 
@@ -92,6 +96,10 @@ type change struct {
 
 var _ engine.Remote = (*Segments)(nil)
 
+// manifestMaxAge is how long a manifest read serves OpenSegment again
+// (Segments.manifests).
+const manifestMaxAge = 2 * time.Second
+
 // New starts publishing for a node. Close stops it.
 func New(opts Options) (*Segments, error) {
 	if opts.Store == nil || opts.Cache == nil {
@@ -113,7 +121,8 @@ func New(opts Options) (*Segments, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Segments{opts: opts, queues: map[string][]*change{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r := &Segments{opts: opts, queues: map[string][]*change{}, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		manifests: objstore.NewManifestCache(opts.Store, manifestMaxAge, nil)}
 	r.evict.wake = make(chan struct{}, 1)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	go r.run()
@@ -143,7 +152,7 @@ func (r *Segments) signal() {
 // node published for shard, as listed in the shard's manifest, through
 // the cache.
 func (r *Segments) OpenSegment(ctx context.Context, shard string, id uint64) (vfs.File, error) {
-	m, err := r.manifests.read(ctx, r.opts.Store, shard)
+	m, err := r.manifests.Read(ctx, shard)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +369,7 @@ func (r *Segments) pop(shard string) {
 
 // publish makes one change in the store.
 func (r *Segments) publish(shard string, c *change) error {
-	defer r.manifests.forget(shard)
+	defer r.manifests.Forget(shard)
 	names := make([]string, len(c.removed))
 	for i, id := range c.removed {
 		names[i] = objstore.SegmentName(r.opts.Node, id)

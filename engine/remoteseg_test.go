@@ -207,3 +207,74 @@ func FuzzRemoteStub(f *testing.F) {
 		}
 	})
 }
+
+// TestSnapshotFetchesEvictedSegments: a snapshot with FetchEvicted holds
+// every segment as a file, the evicted one read back from the store, so
+// that an engine without a store opens it whole (going back to one node);
+// without the option it holds the stub; with the store away it fails
+// rather than write a snapshot that misses events.
+func TestSnapshotFetchesEvictedSegments(t *testing.T) {
+	fs := vfs.NewMemFS()
+	rem := &copyingRemote{fs: fs, copies: map[uint64][]byte{}, listed: map[uint64]bool{}}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	opts := &Options{FS: fs, DisableBackground: true, Remote: rem, Now: func() time.Time { return now }}
+	e, err := Open("/data", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		mixedAges(t, s, now, i*100, 100)
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mixedAges(t, s, now, 200, 10) // in the head: a sealed log file in the snapshot
+	local, _ := s.LocalSegments()
+	evicted := local[0].ID
+	rem.mu.Lock()
+	rem.listed[evicted] = true
+	rem.mu.Unlock()
+	if _, err := s.EvictSegment(context.Background(), evicted); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err := e.SnapshotTo("/snap-stub", nil)
+	if err != nil || st.SegmentsFetched != 0 || !fs.Exists(filepath.Join("/snap-stub/sources/src/segments", remoteStubName(evicted))) {
+		t.Fatalf("plain snapshot: %+v, %v", st, err)
+	}
+	st, err = e.SnapshotToWith("/snap", nil, SnapshotDirOptions{FetchEvicted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	segDir := "/snap/sources/src/segments"
+	if st.Segments != 2 || st.SegmentsFetched != 1 || fs.Exists(filepath.Join(segDir, remoteStubName(evicted))) || !fs.Exists(filepath.Join(segDir, segName(evicted))) {
+		t.Fatalf("snapshot with evicted segments fetched: %+v", st)
+	}
+	alone, err := Open("/snap", &Options{FS: fs, DisableBackground: true, Now: opts.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := alone.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := countScan(t, as); got != 210 {
+		t.Fatalf("%d events in the snapshot opened without a store, want 210", got)
+	}
+	if probs := as.CheckProblems(); len(probs) != 0 {
+		t.Fatalf("fsck of the snapshot: %v", probs)
+	}
+	alone.Close()
+
+	rem.mu.Lock()
+	rem.down = true
+	rem.mu.Unlock()
+	if _, err := e.SnapshotToWith("/snap-down", nil, SnapshotDirOptions{FetchEvicted: true}); err == nil || !strings.Contains(err.Error(), "object store") {
+		t.Fatalf("snapshot with the store away: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/sediment/sediment/internal/vfs"
+	"github.com/sediment/sediment/segment"
 )
 
 // An on-disk snapshot is a data directory's shards as they were at one
@@ -42,6 +43,21 @@ type SnapshotDirStats struct {
 	// WALFiles and WALBytes count the log files copied.
 	WALFiles int
 	WALBytes int64
+	// SegmentsFetched counts the evicted segments read back from object
+	// storage into the snapshot (SnapshotDirOptions.FetchEvicted); they
+	// are counted in Segments and SegmentBytes too.
+	SegmentsFetched int
+}
+
+// SnapshotDirOptions change what SnapshotToWith writes.
+type SnapshotDirOptions struct {
+	// FetchEvicted writes every evicted segment (an ingest node's segment
+	// whose local file gave way to the copy in object storage) as a whole
+	// segment file read back from the store, instead of its stub: the
+	// snapshot then needs no store, so a server without one can run on it
+	// (going back to one node). The snapshot fails if the store cannot
+	// serve one of them.
+	FetchEvicted bool
 }
 
 // SnapshotTo writes a consistent snapshot of the shards for which include
@@ -49,6 +65,11 @@ type SnapshotDirStats struct {
 // not exist yet. On error, what was written is left for the caller to
 // remove.
 func (e *Engine) SnapshotTo(dst string, include func(id string) bool) (SnapshotDirStats, error) {
+	return e.SnapshotToWith(dst, include, SnapshotDirOptions{})
+}
+
+// SnapshotToWith is SnapshotTo with options.
+func (e *Engine) SnapshotToWith(dst string, include func(id string) bool, o SnapshotDirOptions) (SnapshotDirStats, error) {
 	var st SnapshotDirStats
 	if e.opts.ReadOnly {
 		return st, ErrReadOnly
@@ -65,7 +86,7 @@ func (e *Engine) SnapshotTo(dst string, include func(id string) bool) (SnapshotD
 		if include != nil && !include(s.id) {
 			continue
 		}
-		if err := s.snapshotTo(filepath.Join(root, s.id), &st); err != nil {
+		if err := s.snapshotTo(filepath.Join(root, s.id), o, &st); err != nil {
 			return st, fmt.Errorf("engine: snapshot of shard %s: %w", s.id, err)
 		}
 		st.Shards++
@@ -75,7 +96,7 @@ func (e *Engine) SnapshotTo(dst string, include func(id string) bool) (SnapshotD
 
 // snapshotTo writes the shard's sealed segments and sealed log files to
 // dir (see SnapshotTo).
-func (s *Shard) snapshotTo(dir string, st *SnapshotDirStats) error {
+func (s *Shard) snapshotTo(dir string, o SnapshotDirOptions, st *SnapshotDirStats) error {
 	// Seal the events acknowledged so far into a frozen head whose log
 	// file is synced and closed.
 	if err := s.rotateIfNotEmpty(); err != nil {
@@ -107,8 +128,10 @@ func (s *Shard) snapshotTo(dir string, st *SnapshotDirStats) error {
 	// Evicted segments not opened yet: their stubs go too (the segments
 	// themselves are in the store, as for the evicted ones in segs).
 	var pendingStubs []string
+	var pendingWhy string
 	for _, p := range s.remotePending {
 		pendingStubs = append(pendingStubs, p.path)
+		pendingWhy = p.err
 	}
 	s.mu.RUnlock()
 	var openErr error
@@ -147,12 +170,24 @@ func (s *Shard) snapshotTo(dir string, st *SnapshotDirStats) error {
 	if err := fs.MkdirAll(walDir); err != nil {
 		return err
 	}
+	if o.FetchEvicted && len(pendingStubs) > 0 {
+		return fmt.Errorf("%d evicted segments cannot be fetched from the object store: %s", len(pendingStubs), pendingWhy)
+	}
 	for _, p := range pendingStubs {
 		if _, err := vfs.LinkOrCopy(fs, p, filepath.Join(segDir, filepath.Base(p))); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 			return fmt.Errorf("evicted segment's stub %s: %w", filepath.Base(p), err)
 		}
 	}
 	for _, sg := range segs {
+		if sg.remote != nil && o.FetchEvicted {
+			if err := fetchEvicted(fs, sg, filepath.Join(segDir, segName(sg.id))); err != nil {
+				return fmt.Errorf("evicted segment %016x: %w", sg.id, err)
+			}
+			st.Segments++
+			st.SegmentsFetched++
+			st.SegmentBytes += sg.r.Size()
+			continue
+		}
 		copied, err := vfs.LinkOrCopy(fs, sg.path, filepath.Join(segDir, filepath.Base(sg.path)))
 		if err != nil {
 			return fmt.Errorf("segment %d: %w", sg.id, err)
@@ -172,4 +207,33 @@ func (s *Shard) snapshotTo(dir string, st *SnapshotDirStats) error {
 		st.WALBytes += size
 	}
 	return errors.Join(fs.SyncDir(segDir), fs.SyncDir(walDir), fs.SyncDir(dir))
+}
+
+// fetchEvicted writes the whole of evicted segment sg, read from object
+// storage (through the read-through cache, which checks each chunk), to
+// the file dst, and checks that the written file is the same segment
+// (size, events, time range) and reads back whole (every checksum).
+func fetchEvicted(fs vfs.FS, sg *segRef, dst string) error {
+	if err := vfs.CopyFile(fs, sg.remote.file, dst); err != nil {
+		return fmt.Errorf("reading it from the object store: %w", err)
+	}
+	f, err := fs.Open(dst)
+	if err != nil {
+		return err
+	}
+	r, err := segment.Open(f, dst)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("the copy read from the object store does not open: %w", err)
+	}
+	defer r.Close()
+	lo, hi := r.TimeRange()
+	wantMin, wantMax := sg.r.TimeRange()
+	if r.Size() != sg.r.Size() || r.Rows() != sg.r.Rows() || lo != wantMin || hi != wantMax {
+		return fmt.Errorf("the copy read from the object store has %d bytes and %d events, the segment %d and %d", r.Size(), r.Rows(), sg.r.Size(), sg.r.Rows())
+	}
+	if err := r.Check(); err != nil {
+		return fmt.Errorf("the copy read from the object store is damaged: %w", err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,17 +39,20 @@ import (
 // rather than hard-linked, the snapshot being on another file system);
 // WALFiles the write-ahead log files of events not yet in a segment.
 type SnapshotInfo struct {
-	Path           string  `json:"path"`
-	CreatedAt      string  `json:"created_at"`
-	Version        string  `json:"version,omitempty"`
-	Commit         string  `json:"commit,omitempty"`
-	Sources        int     `json:"sources"`
-	Segments       int     `json:"segments"`
-	SegmentsCopied int     `json:"segments_copied"`
-	SegmentBytes   int64   `json:"segment_bytes"`
-	WALFiles       int     `json:"wal_files"`
-	WALBytes       int64   `json:"wal_bytes"`
-	TookSeconds    float64 `json:"took_seconds"`
+	Path           string `json:"path"`
+	CreatedAt      string `json:"created_at"`
+	Version        string `json:"version,omitempty"`
+	Commit         string `json:"commit,omitempty"`
+	Sources        int    `json:"sources"`
+	Segments       int    `json:"segments"`
+	SegmentsCopied int    `json:"segments_copied"`
+	SegmentBytes   int64  `json:"segment_bytes"`
+	WALFiles       int    `json:"wal_files"`
+	WALBytes       int64  `json:"wal_bytes"`
+	// SegmentsFetched counts the evicted segments read back from object
+	// storage (SnapshotOptions.FetchEvicted).
+	SegmentsFetched int     `json:"segments_fetched"`
+	TookSeconds     float64 `json:"took_seconds"`
 }
 
 // SnapshotOptions are the extras of WriteSnapshot.
@@ -60,6 +64,10 @@ type SnapshotOptions struct {
 	Version, Commit string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// FetchEvicted writes an ingest node's evicted segments as whole files
+	// read back from object storage instead of as stubs, so that the
+	// snapshot needs no store (engine.SnapshotDirOptions).
+	FetchEvicted bool
 }
 
 // ErrSnapshotExists is returned by WriteSnapshot when out exists.
@@ -112,12 +120,12 @@ func writeSnapshotDir(eng *engine.Engine, cat *catalog.Catalog, dir string, o Sn
 	for _, t := range tokens {
 		inCatalog[t] = true
 	}
-	st, err := eng.SnapshotTo(dir, func(id string) bool { return inCatalog[id] })
+	st, err := eng.SnapshotToWith(dir, func(id string) bool { return inCatalog[id] }, engine.SnapshotDirOptions{FetchEvicted: o.FetchEvicted})
 	if err != nil {
 		return err
 	}
 	info.Sources, info.Segments, info.SegmentsCopied, info.SegmentBytes = st.Shards, st.Segments, st.SegmentsCopied, st.SegmentBytes
-	info.WALFiles, info.WALBytes = st.WALFiles, st.WALBytes
+	info.WALFiles, info.WALBytes, info.SegmentsFetched = st.WALFiles, st.WALBytes, st.SegmentsFetched
 	for _, f := range o.Files {
 		data, err := os.ReadFile(f)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -186,7 +194,10 @@ func validSnapshotName(n string) bool {
 // handleSnapshot answers POST /api/admin/snapshot (private key): it writes
 // a snapshot into the server's snapshot directory and answers 201 with its
 // SnapshotInfo. The optional "name" (query string or JSON body) names the
-// snapshot's directory (default snapshot-<UTC time>). 400 for a bad name,
+// snapshot's directory (default snapshot-<UTC time>); "fetch_evicted=true"
+// (or the JSON field) writes an ingest node's evicted segments as whole
+// files read back from object storage, so that the snapshot needs no
+// store. 400 for a bad name,
 // 409 when a snapshot of that name exists or another is being written, 503
 // when the server has no snapshot directory.
 func (s *Server) handleSnapshot(ctx *fasthttp.RequestCtx) {
@@ -198,10 +209,19 @@ func (s *Server) handleSnapshot(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	var req struct {
-		Name string `json:"name"`
+		Name         string `json:"name"`
+		FetchEvicted bool   `json:"fetch_evicted"`
 	}
 	if !decodeBody(ctx, &req) {
 		return
+	}
+	if q := ctx.QueryArgs().Peek("fetch_evicted"); len(q) > 0 {
+		v, err := strconv.ParseBool(string(q))
+		if err != nil {
+			sendError(ctx, fasthttp.StatusBadRequest, "fetch_evicted must be true or false")
+			return
+		}
+		req.FetchEvicted = req.FetchEvicted || v
 	}
 	if req.Name == "" {
 		req.Name = string(ctx.QueryArgs().Peek("name"))
@@ -228,7 +248,7 @@ func (s *Server) handleSnapshot(ctx *fasthttp.RequestCtx) {
 		out = abs // the answer names it unambiguously
 	}
 	info, err := WriteSnapshot(s.eng, s.cat, out, SnapshotOptions{Files: s.opts.SnapshotFiles,
-		Version: s.opts.Version, Commit: s.opts.Commit, Now: s.opts.Now})
+		Version: s.opts.Version, Commit: s.opts.Commit, Now: s.opts.Now, FetchEvicted: req.FetchEvicted})
 	switch {
 	case errors.Is(err, ErrSnapshotExists):
 		sendError(ctx, fasthttp.StatusConflict, "a snapshot named "+req.Name+" exists already")
@@ -238,7 +258,7 @@ func (s *Server) handleSnapshot(ctx *fasthttp.RequestCtx) {
 		s.log.Error("snapshot failed", "path", out, "err", err)
 		sendError(ctx, fasthttp.StatusInternalServerError, "snapshot failed: "+err.Error())
 	default:
-		s.log.Info("snapshot written", "path", out, "sources", info.Sources, "segments", info.Segments, "wal_files", info.WALFiles)
+		s.log.Info("snapshot written", "path", out, "sources", info.Sources, "segments", info.Segments, "segments_fetched", info.SegmentsFetched, "wal_files", info.WALFiles)
 		sendJSON(ctx, fasthttp.StatusCreated, info)
 	}
 }

@@ -50,7 +50,9 @@ func TestSnapshotRestore(t *testing.T) {
 		ts.do("POST", "/api/admin/snapshot", nil, withKey(key)...).expect(t, 401, `{"error":"Unauthorized"}`)
 	}
 	ts.do("POST", "/api/admin/snapshot?name=../escape", nil, priv...).expect(t, 400, "")
-	res := ts.do("POST", "/api/admin/snapshot", []byte(`{"name":"nightly-1"}`), priv...)
+	ts.do("POST", "/api/admin/snapshot?fetch_evicted=maybe", nil, priv...).expect(t, 400, `{"error":"fetch_evicted must be true or false"}`)
+	// fetch_evicted changes nothing on a node with no evicted segment.
+	res := ts.do("POST", "/api/admin/snapshot?fetch_evicted=true", []byte(`{"name":"nightly-1"}`), priv...)
 	res.expect(t, 201, "")
 	var info SnapshotInfo
 	if err := json.Unmarshal([]byte(res.body), &info); err != nil {
@@ -58,7 +60,7 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 	// Every shard is in the snapshot: the three sources written to, and
 	// the seeded edge source, whose shard opens at start to take its sort key.
-	if info.Path != filepath.Join(snaps, "nightly-1") || info.Sources != len(ts.eng.Shards()) || info.Segments < 2 || info.Segments+info.WALFiles < 4 || info.Version != "v1" {
+	if info.Path != filepath.Join(snaps, "nightly-1") || info.Sources != len(ts.eng.Shards()) || info.Segments < 2 || info.Segments+info.WALFiles < 4 || info.Version != "v1" || info.SegmentsFetched != 0 {
 		t.Fatalf("snapshot answer %s", res.body)
 	}
 	ts.do("POST", "/api/admin/snapshot", []byte(`{"name":"nightly-1"}`), priv...).expect(t, 409, "")

@@ -95,6 +95,7 @@ func testEviction(t *testing.T, store objstore.Store, fs vfs.FS, dataDir, cacheD
 	r.rem.Close()
 	r = newRig(t, store, fs, dataDir, cacheDir, 1<<20)
 	r.wantAll(2400)
+	r.wantSnapshotStandsAlone(fs, dataDir, filepath.Join(filepath.Dir(dataDir), "snapshot"), 2400)
 	r.rem.Reconcile(r.shard, false)
 	r.drain()
 	if m := r.manifest(); m.Generation != gen || len(m.Segments) != 8 || liveRows(m) != 2400 {
@@ -127,6 +128,36 @@ func testEviction(t *testing.T, store objstore.Store, fs vfs.FS, dataDir, cacheD
 	}
 	if st := r.rem.Stats(); st.Pending != 0 || st.Failures != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// wantSnapshotStandsAlone takes a snapshot of the rig's engine with its
+// evicted segments fetched from the store, and checks that an engine with
+// no store opens it whole: want events, no warning, nothing damaged.
+func (r *rig) wantSnapshotStandsAlone(fs vfs.FS, dataDir, snapDir string, want int) {
+	r.t.Helper()
+	_, stubs := segFiles(r.t, fs, dataDir)
+	if len(stubs) == 0 {
+		r.t.Fatal("no evicted segment to fetch")
+	}
+	st, err := r.eng.SnapshotToWith(snapDir, nil, engine.SnapshotDirOptions{FetchEvicted: true})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if st.SegmentsFetched != len(stubs) {
+		r.t.Fatalf("fetched %d segments, %d were evicted", st.SegmentsFetched, len(stubs))
+	}
+	alone, err := engine.Open(snapDir, &engine.Options{FS: fs, DisableBackground: true})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer alone.Close()
+	if err := alone.Check(); err != nil {
+		r.t.Fatal(err)
+	}
+	ids, warns := queryAll(r.t, alone)
+	if len(ids) != want || len(warns) != 0 {
+		r.t.Fatalf("the snapshot opened without a store answers %d events (want %d), warnings %q", len(ids), want, warns)
 	}
 }
 
@@ -362,6 +393,7 @@ func TestEvictionMinIO(t *testing.T) {
 	r.rem.Reconcile(r.shard, false)
 	r.drain()
 	r.wantAll(12000)
+	r.wantSnapshotStandsAlone(vfs.OS, dataDir, filepath.Join(dir, "snapshot"), 12000)
 	if m := r.manifest(); liveRows(m) != 12000 {
 		t.Fatalf("after a restart the manifest lists %d rows", liveRows(m))
 	}

@@ -39,6 +39,7 @@ func snapshotCommand(args []string, getenv func(string) string, stdout, stderr i
 	apiKey := fl.String("api-key", "", "private key for a running server (default $LOGFLARE_PRIVATE_ACCESS_TOKEN, else <data-dir>/generated-keys.json)")
 	name := fl.String("name", "", "name of the snapshot in the server's --snapshot-dir, with --url alone (default snapshot-<time>)")
 	timeout := fl.Duration("timeout", 10*time.Minute, "how long to wait for a running server's snapshot")
+	fetchEvicted := fl.Bool("fetch-evicted", false, "an ingest node's segments evicted to object storage are read back into the snapshot (by the running server), so that it needs no store")
 	fl.Usage = func() {
 		fmt.Fprintln(stderr, "usage: sediment snapshot --data-dir DIR --out DIR")
 		fmt.Fprintln(stderr, "       sediment snapshot --url URL [--api-key KEY] [--name NAME]")
@@ -67,7 +68,7 @@ func snapshotCommand(args []string, getenv func(string) string, stdout, stderr i
 		return 2
 	}
 	if *dataDir == "" {
-		info, err := requestSnapshot(*serverURL, snapshotKey(*apiKey, "", getenv), *name, *timeout)
+		info, err := requestSnapshot(*serverURL, snapshotKey(*apiKey, "", getenv), *name, *fetchEvicted, *timeout)
 		if err != nil {
 			return fail(err)
 		}
@@ -83,7 +84,7 @@ func snapshotCommand(args []string, getenv func(string) string, stdout, stderr i
 	lock, err := lockDataDir(*dataDir)
 	if err == nil {
 		defer lock.Close()
-		info, err := snapshotOffline(*dataDir, *out)
+		info, err := snapshotOffline(*dataDir, *out, *fetchEvicted)
 		if err != nil {
 			return fail(err)
 		}
@@ -96,7 +97,7 @@ func snapshotCommand(args []string, getenv func(string) string, stdout, stderr i
 		base = "http://" + localServerAddr(getenv)
 	}
 	snapName := fmt.Sprintf("cli-%s-%d", time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
-	info, err := requestSnapshot(base, snapshotKey(*apiKey, *dataDir, getenv), snapName, *timeout)
+	info, err := requestSnapshot(base, snapshotKey(*apiKey, *dataDir, getenv), snapName, *fetchEvicted, *timeout)
 	if err != nil {
 		return fail(fmt.Errorf("%s is in use by a server; asking it at %s: %w", *dataDir, base, err))
 	}
@@ -115,7 +116,7 @@ func snapshotCommand(args []string, getenv func(string) string, stdout, stderr i
 
 // snapshotOffline snapshots a data directory no server holds (the caller
 // holds its lock).
-func snapshotOffline(dataDir, out string) (httpapi.SnapshotInfo, error) {
+func snapshotOffline(dataDir, out string, fetchEvicted bool) (httpapi.SnapshotInfo, error) {
 	eng, err := engine.Open(dataDir, &engine.Options{DisableBackground: true})
 	if err != nil {
 		return httpapi.SnapshotInfo{}, fmt.Errorf("open engine: %w", err)
@@ -127,7 +128,7 @@ func snapshotOffline(dataDir, out string) (httpapi.SnapshotInfo, error) {
 	}
 	b := buildInfo()
 	return httpapi.WriteSnapshot(eng, cat, out, httpapi.SnapshotOptions{
-		Files: []string{filepath.Join(dataDir, generatedKeysFile)}, Version: b.Version, Commit: b.Commit})
+		Files: []string{filepath.Join(dataDir, generatedKeysFile)}, Version: b.Version, Commit: b.Commit, FetchEvicted: fetchEvicted})
 }
 
 // snapshotKey finds the private key to ask a server with: the flag, the
@@ -149,14 +150,21 @@ func snapshotKey(flagKey, dataDir string, getenv func(string) string) string {
 }
 
 // requestSnapshot asks a running server for a snapshot.
-func requestSnapshot(base, key, name string, timeout time.Duration) (httpapi.SnapshotInfo, error) {
+func requestSnapshot(base, key, name string, fetchEvicted bool, timeout time.Duration) (httpapi.SnapshotInfo, error) {
 	var info httpapi.SnapshotInfo
 	if key == "" {
 		return info, errors.New("no private key: pass --api-key or set LOGFLARE_PRIVATE_ACCESS_TOKEN")
 	}
-	u := strings.TrimSuffix(base, "/") + "/api/admin/snapshot"
+	q := url.Values{}
 	if name != "" {
-		u += "?name=" + url.QueryEscape(name)
+		q.Set("name", name)
+	}
+	if fetchEvicted {
+		q.Set("fetch_evicted", "true")
+	}
+	u := strings.TrimSuffix(base, "/") + "/api/admin/snapshot"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -134,28 +134,35 @@ func (nd *needle) sweep(dst []int32, data []byte, offs []uint32) []int32 {
 	row := 0
 	// pos is where the sweep resumes: the anchor byte of a match starting
 	// at or after the current value's start lies at or after it.
+	first, last := t[0], t[len(t)-1]
 	for pos := int(offs[0]) + k; pos < end; {
 		j := bytes.IndexByte(data[pos:end], c)
 		if j < 0 {
 			break
 		}
 		p := pos + j
+		pos = p + 1
 		start := p - k // where the needle would begin
+		stop := start + len(t)
+		// Most stops are not the needle: its first and last bytes reject
+		// them before anything else is looked at.
+		if stop > end || data[start] != first || data[stop-1] != last || string(data[start:stop]) != t {
+			continue
+		}
 		// The value holding start: offs[row] <= start < offs[row+1].
 		if int(offs[row+1]) <= start {
 			row = nextRow(offs, row, start)
 		}
 		rowEnd := int(offs[row+1])
-		if start+len(t) <= rowEnd && string(data[start:start+len(t)]) == t && nd.extends(data[start:rowEnd]) {
-			dst = append(dst, int32(row))
-			row++
-			if row == n {
-				break
-			}
-			pos = int(offs[row]) + k
-			continue
+		if stop > rowEnd || !nd.extends(data[start:rowEnd]) {
+			continue // across two values, or not one of the literals
 		}
-		pos = p + 1
+		dst = append(dst, int32(row))
+		row++
+		if row == n {
+			break
+		}
+		pos = int(offs[row]) + k
 	}
 	return dst
 }

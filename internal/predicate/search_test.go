@@ -1,10 +1,13 @@
 package predicate
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // packValues lays values end to end as a column page does.
@@ -188,6 +191,73 @@ func FuzzSearchRows(f *testing.F) {
 			})
 			if !slices.Equal(got, want) {
 				t.Fatalf("literals %q over %q: rows %v, want %v", lits, vals, got, want)
+			}
+		}
+	})
+}
+
+// accessLines are n access log lines shaped as Kong's (the regexp count
+// Studio runs finds auth/v1/token or auth/v1/user in 12% of them; the
+// words auth, v1, token are far more common).
+func accessLines(n int) []string {
+	r := rand.New(rand.NewPCG(14, 14))
+	paths := []string{"/rest/v1/todos?select=*&id=eq.", "/rest/v1/rpc/get_user_profile?x=", "/auth/v1/token?grant_type=password&n=",
+		"/auth/v1/user?n=", "/auth/v1/logout?scope=global&n=", "/storage/v1/object/public/avatars/", "/realtime/v1/websocket?vsn=1.0.0&n="}
+	weights := []int{45, 15, 7, 5, 2, 20, 6}
+	agents := []string{`"Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:127.0) Gecko/20100101 Firefox/127.0"`,
+		`"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"`,
+		`"node"`, `"Deno/1.45.2 (variant; SupabaseEdgeRuntime/1.58.3)"`, `"supabase-js/2.45.0"`}
+	out := make([]string, n)
+	for i := range out {
+		w := r.IntN(100)
+		k := 0
+		for w >= weights[k] {
+			w -= weights[k]
+			k++
+		}
+		out[i] = fmt.Sprintf(`172.18.0.%d - - [10/Jul/2025:12:%02d:%02d +0000] "%s %s%d HTTP/1.1" %d %d "-" %s`,
+			r.IntN(250), r.IntN(60), r.IntN(60), []string{"GET", "POST", "PATCH"}[r.IntN(3)], paths[k], r.IntN(100000),
+			[]int{200, 200, 201, 204, 400, 401, 404, 500}[r.IntN(8)], r.IntN(9000), agents[r.IntN(len(agents))])
+	}
+	return out
+}
+
+// BenchmarkRegexCount: Studio's regexp count over access log lines laid
+// end to end, value by value (Match) and by one sweep (Searcher). bytes/s
+// is the text searched.
+func BenchmarkRegexCount(b *testing.B) {
+	lines := accessLines(20000)
+	data, offs := packValues(lines)
+	r := MustCompileRegex(b, "auth/v1/(token|user)")
+	want := len(wantRows(lines, r.Regexp().MatchString))
+	b.Run("values", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			for i := 0; i+1 < len(offs); i++ {
+				v := data[offs[i]:offs[i+1]]
+				if r.Match(unsafe.String(unsafe.SliceData(v), len(v))) {
+					n++
+				}
+			}
+			if n != want {
+				b.Fatalf("%d rows, want %d", n, want)
+			}
+		}
+	})
+	b.Run("searcher", func(b *testing.B) {
+		s, exact := r.Searcher()
+		if !exact {
+			b.Fatal("not exact")
+		}
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		var rows []int32
+		for b.Loop() {
+			rows, _ = s.AppendRows(rows[:0], data, offs)
+			if len(rows) != want {
+				b.Fatalf("%d rows, want %d", len(rows), want)
 			}
 		}
 	})

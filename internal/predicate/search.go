@@ -205,8 +205,10 @@ func rarestByte(t string, data []byte) int {
 		return 0
 	}
 	var seen [256]uint32
-	// Up to four windows of 1 KiB spread over the buffer.
-	const window, windows = 1 << 10, 4
+	// Up to sixteen windows of 256 bytes spread over the buffer (four of
+	// 1 KiB picked the wrong byte on one in ten 1 MiB stretches of access
+	// logs).
+	const window, windows = 256, 16
 	if len(data) <= window*windows {
 		for _, b := range data {
 			seen[b]++

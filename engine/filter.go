@@ -34,6 +34,11 @@ type pred struct {
 	// cacheKey names the predicate in the predicate cache ("": not
 	// cached; predcache.go).
 	cacheKey string
+	// search finds, in a column's values laid end to end, those that may
+	// pass a regex, LIKE or substring test (nil: value by value);
+	// searchExact: those it finds all pass (scaneval.go).
+	search      *predicate.Searcher
+	searchExact bool
 }
 
 // regexLit is a literal a regex match contains, compared ASCII
@@ -106,8 +111,10 @@ func compilePred(p scan.Predicate) (*pred, error) {
 		if len(lits) == 1 && !lits[0].Fold {
 			cp.lit, cp.litExact = lits[0].S, exact
 		}
+		cp.search, cp.searchExact = cp.re.Searcher()
 	case scan.Contains:
 		cp.lit, cp.litExact = p.Args[0].Str, true
+		cp.search, cp.searchExact = predicate.NewSearcher([]string{cp.lit}), true
 	case scan.Like:
 		like, err := predicate.CompileLike(p.Args[0].Str)
 		if err != nil {
@@ -115,6 +122,7 @@ func compilePred(p scan.Predicate) (*pred, error) {
 		}
 		cp.like = like
 		cp.lit, cp.litExact = like.Required()
+		cp.search, cp.searchExact = like.Searcher()
 	}
 	cp.cacheKey = predCacheKeyOf(cp)
 	return cp, nil
@@ -230,6 +238,9 @@ func (p *pred) eval(v *vec.Vector, sel []int32) []int32 {
 		}
 		if v.IsBytes() {
 			data, offs := v.Bytes, v.Offs
+			if rows, ok := p.searchValues(data, offs, n, nulls, sel); ok {
+				return rows
+			}
 			each(func(i int) bool {
 				if isNull(i) {
 					return false

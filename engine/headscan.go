@@ -298,3 +298,20 @@ func (u *headUnit) Count(ctx context.Context) (int64, error) {
 	sel, err := u.selectRows(ctx, 0)
 	return int64(len(sel)), err
 }
+
+// packedValues returns the values of string column ci over rows [from,
+// to) as they lie in the head, end to end (value i is data[offs[i]:
+// offs[i+1]]), when every row of the range has one and the column is not
+// dictionary-coded. Both alias the head: read only.
+func (v *headView) packedValues(ci, from, to int) (data []byte, offs []uint32, ok bool) {
+	c := &v.cols[ci]
+	n := to - from
+	if c.typ != segment.TypeString || c.isDict() || n <= 0 || int(c.countBits(from, to)) != n {
+		return nil, nil, false
+	}
+	k := v.rankAt(ci, from)
+	if k+n >= len(c.offs) {
+		return nil, nil, false
+	}
+	return c.data, c.offs[k : k+n+1], true
+}

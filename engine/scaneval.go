@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"unsafe"
+
 	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/segment"
 	"github.com/sediment/sediment/sql/scan"
 )
 
@@ -65,12 +68,6 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 		if sel != nil && len(sel)*8 < z-a {
 			rows = sel
 		}
-		if err := readLogical(pcr, cols, predReadType(pr), a, z, rows, v); err != nil {
-			return nil, err
-		}
-		if pr.Op == scan.IsNotNull && !v.HasNulls() {
-			continue // every row read has a value: the selection stands
-		}
 		var local []int32
 		switch {
 		case rows != nil:
@@ -83,7 +80,16 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 		}
 		// The rows that passed, as block rows (res is the predicate's own
 		// slice: mapped in place).
-		res := pr.eval(v, local)
+		res, searched := searchHead(cr, cols, pr, a, z, rows, local)
+		if !searched {
+			if err := readLogical(pcr, cols, predReadType(pr), a, z, rows, v); err != nil {
+				return nil, err
+			}
+			if pr.Op == scan.IsNotNull && !v.HasNulls() {
+				continue // every row read has a value: the selection stands
+			}
+			res = pr.eval(v, local)
+		}
 		for k, r := range res {
 			if rows != nil {
 				res[k] = rows[r]
@@ -113,4 +119,83 @@ func predReadType(pr *pred) vec.Type {
 		return vec.List
 	}
 	return pr.Type
+}
+
+// searchValues applies a regex, LIKE or substring test that has a
+// Searcher to n values laid end to end (value i is data[offs[i]:
+// offs[i+1]]; NULL rows, marked in nulls, are empty), returning the rows
+// of sel (nil: all) that pass: one sweep over the bytes finds the values
+// holding the test's literals, and only those are tested one by one (none
+// when the literals decide). It reports false when it does not apply: no
+// Searcher, or a selection too sparse to pay for a sweep of every value.
+func (p *pred) searchValues(data []byte, offs []uint32, n int, nulls vec.Bitset, sel []int32) ([]int32, bool) {
+	if p.search == nil || len(offs) != n+1 || sel != nil && len(sel)*searchSelShare < n {
+		return nil, false
+	}
+	found, ok := p.search.AppendRows(make([]int32, 0, n/16+8), data, offs)
+	if !ok {
+		return nil, false
+	}
+	if !p.searchExact {
+		kept := found[:0]
+		for _, r := range found {
+			a, z := offs[r], offs[r+1]
+			if p.matchString(unsafe.String(unsafe.SliceData(data[a:z]), int(z-a))) != p.Not {
+				kept = append(kept, r)
+			}
+		}
+		found = kept
+	}
+	if sel == nil && !p.Not && nulls == nil {
+		return found, true
+	}
+	// Walk the rows asked about alongside the values found (both
+	// ascending): a row passes when found (not found, for NOT) and not
+	// NULL.
+	out := make([]int32, 0, min(selLen(sel, n), len(found)+8))
+	if p.Not {
+		out = make([]int32, 0, selLen(sel, n))
+	}
+	k := 0
+	pass := func(r int32) {
+		for k < len(found) && found[k] < r {
+			k++
+		}
+		in := k < len(found) && found[k] == r
+		if in != p.Not && (nulls == nil || !nulls.Get(int(r))) {
+			out = append(out, r)
+		}
+	}
+	if sel == nil {
+		for r := 0; r < n; r++ {
+			pass(int32(r))
+		}
+	} else {
+		for _, r := range sel {
+			pass(r)
+		}
+	}
+	return out, true
+}
+
+// searchSelShare: a selection of fewer than one row in searchSelShare is
+// tested row by row rather than by a sweep of every value.
+const searchSelShare = 4
+
+// searchHead applies a predicate with a Searcher to a head column's
+// values where they lie (headView.packedValues), without copying them
+// into a vector, when it reads one packed string column with a value in
+// every row of [a, z). It returns the rows of sel (local to a) that
+// pass, and false when it does not apply.
+func searchHead(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int32) ([]int32, bool) {
+	hr, ok := cr.(headReader)
+	if !ok || pr.search == nil || rows != nil || len(cols) != 1 || cols[0].typ != segment.TypeString ||
+		segment.VecType(cols[0].typ) != predReadType(pr) {
+		return nil, false
+	}
+	data, offs, ok := hr.hv.packedValues(cols[0].idx, a, z)
+	if !ok {
+		return nil, false
+	}
+	return pr.searchValues(data, offs, z-a, nil, sel)
 }

@@ -1,7 +1,8 @@
 // Package fuzz holds Sediment's fuzz targets: one per decoder and parser
 // that takes outside bytes (ingest bodies, logplex lines, event
 // normalisation, write-ahead logs, segment files and their footers, index
-// directories, object store manifests, SQL, LQL) and one that plans and
+// directories, object store manifests, SQL, LQL), one that searches values
+// laid end to end for a user's pattern, and one that plans and
 // executes random SQL predicates over a small engine and checks
 // three-valued logic. Each target
 // is seeded with representative inputs of its package's tests (and the

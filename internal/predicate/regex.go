@@ -42,6 +42,10 @@ type Regex struct {
 	need     litSet // one of these is in every match (none: nothing known, or prefix says it)
 	exact    bool   // containing one of need decides a match
 	req      []Lit  // what Required reports: need's literals, even where prefix stands in
+	// search finds the values that may match among many (search.go);
+	// searchExact: those it finds all match.
+	search      *Searcher
+	searchExact bool
 }
 
 type regexShape uint8
@@ -87,6 +91,7 @@ func NewRegex(re *regexp.Regexp) *Regex {
 	parsed = parsed.Simplify()
 	if shape, lit, ok := literalShape(parsed); ok {
 		r.shape, r.lit = shape, lit
+		r.search, r.searchExact = r.newRegexSearcher()
 		return r
 	}
 	if lits, exact, ok := required(parsed); ok && len(lits) > 0 && len(lits) <= maxRegexLits {
@@ -113,6 +118,7 @@ func NewRegex(re *regexp.Regexp) *Regex {
 		}
 		r.subs = subs
 	}
+	r.search, r.searchExact = r.newRegexSearcher()
 	return r
 }
 

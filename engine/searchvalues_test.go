@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/internal/predicate"
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/internal/vfs"
+	"github.com/sediment/sediment/sql/scan"
+)
+
+// Text tests with a Searcher run as one sweep over a column's values laid
+// end to end (a page, or a head chunk where it lies); these tests check
+// that it returns the rows Go's regexp (or strings, or LIKE value by
+// value) returns, in segments and in heads, negated, with NULL rows, and
+// after another filter has narrowed the rows (densely and sparsely).
+
+// searchShard stores msgs (a nil entry: an event without a message) with
+// k = i % 10, in a segment or in a head of chunks of chunkRows rows.
+func searchShard(t *testing.T, msgs []*string, flush bool, chunkRows int) (*Engine, *Shard) {
+	t.Helper()
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.HeadChunkRows = chunkRows
+	e := openTestEngine(t, fs, opts)
+	s, _ := e.Shard(shardID)
+	evs := make([]event.Event, len(msgs))
+	for i, m := range msgs {
+		evs[i] = event.Event{ID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), Timestamp: 1_700_000_000_000_000 + int64(i),
+			Fields: event.ObjectValue(event.Member("k", event.IntValue(int64(i%10))))}
+		if m != nil {
+			evs[i].Message, evs[i].HasMessage = *m, true
+		}
+	}
+	if err := s.Append(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	if flush {
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e, s
+}
+
+// TestSearchValuesMatchScan compares, per predicate and narrowing filter,
+// the rows a scan returns with those found message by message.
+func TestSearchValuesMatchScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 11))
+	type text struct {
+		op  scan.Op
+		arg string
+		fn  func(string) bool
+	}
+	var texts []text
+	for _, pat := range []string{"auth/v1/(token|user)", "token", "v1/user", `(GET|POST) /rest`, "[Tt]oken", `user\w*`, "auth|rest|deadbeef|日本|é"} {
+		texts = append(texts, text{scan.Regex, pat, regexp.MustCompile(pat).MatchString})
+	}
+	for _, sub := range []string{"auth/v1/token", "v1", "é"} {
+		texts = append(texts, text{scan.Contains, sub, func(s string) bool { return strings.Contains(s, sub) }})
+	}
+	for _, pat := range []string{"%auth/v1/%", "%v1/_s%", "%token"} {
+		l, err := predicate.CompileLike(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, text{scan.Like, pat, l.Match})
+	}
+	narrowings := []struct {
+		name string
+		p    *scan.Predicate
+		keep func(k int) bool
+	}{
+		{"all", nil, func(int) bool { return true }},
+		{"k<7", &scan.Predicate{Path: "k", Type: vec.Int64, Op: scan.Lt, Args: []scan.Const{{Type: vec.Int64, Int: 7}}}, func(k int) bool { return k < 7 }},
+		{"k=3", &scan.Predicate{Path: "k", Type: vec.Int64, Op: scan.Eq, Args: []scan.Const{{Type: vec.Int64, Int: 3}}}, func(k int) bool { return k == 3 }},
+	}
+	for _, nulls := range []bool{false, true} {
+		msgs := make([]*string, 1200)
+		for i := range msgs {
+			if nulls && r.IntN(7) == 0 {
+				continue
+			}
+			m := regexIndexMessage(r)
+			msgs[i] = &m
+		}
+		for _, where := range []struct {
+			flush     bool
+			chunkRows int
+		}{{true, 64}, {false, 64}, {false, 1024}} {
+			name := fmt.Sprintf("nulls=%v/segment=%v/chunk=%d", nulls, where.flush, where.chunkRows)
+			t.Run(name, func(t *testing.T) {
+				e, s := searchShard(t, msgs, where.flush, where.chunkRows)
+				defer e.Close()
+				sn := s.Snapshot()
+				defer sn.Release()
+				for _, tx := range texts {
+					for _, not := range []bool{false, true} {
+						for _, nw := range narrowings {
+							want := map[string]bool{}
+							for i, m := range msgs {
+								if m != nil && tx.fn(*m) != not && nw.keep(i%10) {
+									want[fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)] = true
+								}
+							}
+							filters := []scan.Predicate{{Path: "event_message", Type: vec.String, Op: tx.op, Not: not, Args: []scan.Const{str(tx.arg)}}}
+							if nw.p != nil {
+								filters = append([]scan.Predicate{*nw.p}, filters...)
+							}
+							for _, noIndex := range []bool{false, true} {
+								req := &scan.Request{Columns: []scan.Column{{Path: "id", Type: vec.String}}, Filters: filters,
+									TimeMin: scan.MinTime, TimeMax: scan.MaxTime, NoIndex: noIndex}
+								got := runScan(t, sn.Table("test"), req)
+								if len(got) != len(want) {
+									t.Fatalf("%v %q not=%v %s noIndex=%v: %d rows, want %d", tx.op, tx.arg, not, nw.name, noIndex, len(got), len(want))
+								}
+								for id := range want {
+									if _, ok := got[id]; !ok {
+										t.Fatalf("%v %q not=%v %s noIndex=%v: row %s missing", tx.op, tx.arg, not, nw.name, noIndex, id)
+									}
+								}
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -201,6 +201,11 @@ const (
 	// maxDerivations bounds the templates derived per chunk (each costs a
 	// search of its value).
 	maxDerivations = 128
+	// minDerivedFitDiv: at least 1/minDerivedFitDiv of the present values
+	// must fit a template. A read of a derived chunk reads the columns it
+	// refers to as well, which only rows that fit pay back (a log line
+	// with its own timestamp text fits a template only within a second).
+	minDerivedFitDiv = 2
 	// deriveRetryBlocks is how many blocks a column that gained nothing
 	// from templates waits (doubling each time) before it is tried again.
 	deriveRetryBlocks = 8
@@ -238,6 +243,7 @@ func (ds *deriveState) beginBlock(ncols int) {
 type derivedPlan struct {
 	table *derivedTable
 	tids  []uint8 // per row (dense): the template, 0 = stored as it is
+	fit   int     // present rows with a template
 }
 
 // tryDerive turns the plan of a text chunk (p.enc encBytes) into
@@ -306,14 +312,16 @@ func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error 
 		ds.refPresent[k] = ok
 	}
 	dp := ds.matchAll(d, rows, cols, w.cols)
-	if dp == nil {
+	if dp == nil || dp.fit*minDerivedFitDiv < p.present {
 		return nil
 	}
-	// Keep it only when the first rows store smaller so.
+	// Keep it only when rows of the middle of the block (past the rows
+	// most templates were derived from) store smaller so.
 	n := min(rows, trialRows)
-	plain := w.storedSize(p, d, n)
+	from := (rows - n) / 2
+	plain := w.storedSize(p, d, from, from+n)
 	p.enc, p.derived = encDerived, dp
-	if w.storedSize(p, d, n) >= plain {
+	if w.storedSize(p, d, from, from+n) >= plain {
 		p.enc, p.derived = encBytes, nil
 		return nil
 	}
@@ -333,10 +341,11 @@ func growCols(s []ColumnData, n int) []ColumnData {
 	return s[:n]
 }
 
-// storedSize is what a unit of rows [0, n) of the chunk takes as p plans
-// it: compressed, or raw when that is not smaller (writeUnit's rule).
-func (w *Writer) storedSize(p *chunkPlan, d *ColumnData, n int) int {
-	w.scratch = p.appendPage(w.scratch[:0], TypeString, d, 0, n)
+// storedSize is what a unit of rows [from, to) of the chunk takes as p
+// plans it: compressed, or raw when that is not smaller (writeUnit's
+// rule).
+func (w *Writer) storedSize(p *chunkPlan, d *ColumnData, from, to int) int {
+	w.scratch = p.appendPage(w.scratch[:0], TypeString, d, from, to)
 	w.comp = w.enc.EncodeAll(w.scratch, w.comp[:0])
 	if len(w.comp) < len(w.scratch)-len(w.scratch)/32 {
 		return len(w.comp)
@@ -604,10 +613,14 @@ func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []Col
 	if len(table.tpls) == 0 {
 		return nil
 	}
+	fit := 0
 	for r, t := range tids {
 		tids[r] = remap[t]
+		if tids[r] != 0 {
+			fit++
+		}
 	}
-	return &derivedPlan{table: table, tids: tids}
+	return &derivedPlan{table: table, tids: tids, fit: fit}
 }
 
 // appendDerivedValues writes the values of rows [from, to) of an

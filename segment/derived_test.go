@@ -390,3 +390,47 @@ func FuzzDerived(f *testing.F) {
 		}
 	})
 }
+
+// TestDerivedChains: a URL assembled from host, path and query columns
+// and a column that copies another are derived too, next to a message
+// that shows both (it takes the URL's pieces instead of the URL, since a
+// derived chunk never refers to a derived one), and all read back.
+func TestDerivedChains(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	descs := []ColumnDesc{
+		{Path: "timestamp", Type: TypeTimestamp},
+		{Path: "event_message", Type: TypeString},
+		{Path: "metadata.request.cf_ray", Type: TypeString},
+		{Path: "metadata.request.host", Type: TypeString},
+		{Path: "metadata.request.path", Type: TypeString},
+		{Path: "metadata.request.search", Type: TypeString},
+		{Path: "metadata.request.url", Type: TypeString},
+		{Path: "metadata.response.cf_ray", Type: TypeString},
+	}
+	cols := make([]testColumn, len(descs))
+	for i := range cols {
+		cols[i].desc = descs[i]
+	}
+	for i := 0; i < 2000; i++ {
+		ray := fmt.Sprintf("%016x", rng.Uint64())
+		host := fmt.Sprintf("p%02d.supabase.co", rng.IntN(40))
+		path := []string{"/rest/v1/todos", "/auth/v1/token", "/storage/v1/object/a.png"}[rng.IntN(3)]
+		search := fmt.Sprintf("?select=*&n=%d", rng.IntN(100000))
+		url := "https://" + host + path + search
+		msg := []string{"GET", "POST"}[rng.IntN(2)] + " | " + ray + " | " + url
+		for c, v := range []any{int64(i), msg, ray, host, path, search, url, ray} {
+			cols[c].vals = append(cols[c].vals, v)
+		}
+	}
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	writeSegment(t, fs, "/d/s.seg", cols, 1000, nil)
+	r := openSegment(t, fs, "/d/s.seg")
+	defer r.Close()
+	for _, path := range []string{"event_message", "metadata.request.url", "metadata.response.cf_ray"} {
+		if n := derivedBlocks(r, r.Column(path, TypeString)); n != r.NumBlocks() {
+			t.Errorf("%s derived in %d of %d blocks", path, n, r.NumBlocks())
+		}
+	}
+	checkAllValues(t, r, cols)
+}

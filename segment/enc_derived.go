@@ -196,7 +196,8 @@ const (
 	// maxDeriveLen is the longest value a template is derived from (the
 	// search is linear in its length times the references).
 	maxDeriveLen = 4096
-	// sampleRowsForRefs is how many rows find the referenced columns.
+	// sampleRowsForRefs is how many rows of a block find the referenced
+	// columns.
 	sampleRowsForRefs = 32
 	// maxDerivations bounds the templates derived per chunk (each costs a
 	// search of its value).
@@ -223,6 +224,13 @@ type deriveState struct {
 	vals       []string   // the references' values in the current row
 	has        []bool     // whether each reference has a value in the row
 	block      int        // blocks begun
+
+	// The block's sample (sampleBlock): rows, and the string and int64
+	// columns with a value there (as text, "" for none).
+	sampledBlock int
+	sample       []int
+	sampleCols   []int
+	sampleVals   [][]string
 }
 
 // deriveMemo remembers, per column, what the last attempt found.
@@ -246,8 +254,8 @@ type derivedPlan struct {
 	fit   int     // present rows with a template
 }
 
-// tryDerive turns the plan of a text chunk (p.enc encBytes) into
-// encDerived when its values come from other columns of the block and
+// tryDerive turns the plan of a text chunk (p.enc encBytes, encHex or
+// encIP) into encDerived when its values come from other columns of the block and
 // that makes the chunk smaller.
 func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error {
 	ds := &w.derive
@@ -266,6 +274,7 @@ func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error 
 	if ds.memo == nil {
 		ds.memo = map[int]*deriveMemo{}
 	}
+	enc, width := p.enc, p.width
 	m := ds.memo[ci]
 	if m == nil {
 		m = &deriveMemo{wait: deriveRetryBlocks}
@@ -320,9 +329,9 @@ func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error 
 	n := min(rows, trialRows)
 	from := (rows - n) / 2
 	plain := w.storedSize(p, d, from, from+n)
-	p.enc, p.derived = encDerived, dp
+	p.enc, p.width, p.derived = encDerived, 0, dp
 	if w.storedSize(p, d, from, from+n) >= plain {
-		p.enc, p.derived = encBytes, nil
+		p.enc, p.width, p.derived = enc, width, nil
 		return nil
 	}
 	gained = true
@@ -354,79 +363,62 @@ func (w *Writer) storedSize(p *chunkPlan, d *ColumnData, from, to int) int {
 }
 
 // findRefs looks for the columns whose values the values of column ci
-// are made of, on a sample of its rows: every other string and int64
-// column of the block is fetched and searched for in the sampled values.
-// It returns the columns the sample's templates use, most used first, or
-// nil.
+// are made of, on the block's sampled rows (sampleBlock). It returns the
+// columns the sample's templates use, most used first, or nil.
 func (w *Writer) findRefs(ci int, d *ColumnData, rows int) ([]int, error) {
 	ds := &w.derive
-	var sample []int
-	present := 0
-	for i := 0; i < rows; i++ {
-		if d.present(i) {
-			present++
+	if err := w.sampleBlock(rows); err != nil {
+		return nil, err
+	}
+	var cands []int     // positions in ds.sampleCols
+	var vals [][]string // their sampled values
+	for k, c := range ds.sampleCols {
+		if c != ci && !ds.derived[c] {
+			cands = append(cands, k)
+			vals = append(vals, ds.sampleVals[k])
 		}
 	}
-	step := max(1, present/sampleRowsForRefs)
-	k := 0
-	for i := 0; i < rows && len(sample) < sampleRowsForRefs; i++ {
-		if !d.present(i) {
-			continue
-		}
-		if k%step == step/2 && len(d.str(i)) <= maxDeriveLen {
-			sample = append(sample, i)
-		}
-		k++
-	}
-	if len(sample) == 0 {
-		return nil, nil
-	}
-	// The candidates' values in the sampled rows ("" when absent or too
-	// short to take).
-	var cands []int
-	var vals [][]string
-	for c, desc := range w.cols {
-		if c == ci || ds.derived[c] || (desc.Type != TypeString && desc.Type != TypeInt64) {
-			continue
-		}
-		ok, err := w.fetch(c, &ds.probe)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		vs := make([]string, len(sample))
-		useful := false
-		for j, r := range sample {
-			if !ds.probe.present(r) {
-				continue
-			}
-			var s string
-			if desc.Type == TypeInt64 {
-				s = strconv.FormatInt(ds.probe.Ints[r], 10)
-			} else {
-				s = strings.Clone(ds.probe.str(r))
-			}
-			if len(s) >= minRefLen {
-				vs[j] = s
-				useful = true
-			}
-		}
-		if useful {
-			cands = append(cands, c)
-			vals = append(vals, vs)
-		}
-	}
-	ds.probe = ColumnData{} // holds nothing of the caller's past this call
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	uses := make([]int, len(cands))
 	row := make([]string, len(cands))
-	for j, r := range sample {
+	// A candidate that is itself assembled from others (a URL from its
+	// host, path and query) is left out: the values are taken from its
+	// pieces instead, so that it can be derived too (a derived chunk
+	// never refers to a derived one). A copy of another column (one
+	// piece) stays in: one of the two is referred to, the other derived.
+	left := make([]bool, len(cands))
+	for k, sk := range cands {
+		if w.cols[ds.sampleCols[sk]].Type != TypeString {
+			continue
+		}
+		n, fit, total := 0, 0, 0
+		for j := range ds.sample {
+			if vals[k][j] == "" {
+				continue
+			}
+			n++
+			total += len(vals[k][j])
+			for m := range cands {
+				row[m] = vals[m][j]
+			}
+			row[k] = ""
+			if tpl := deriveTemplate(vals[k][j], row); len(tpl) > 1 {
+				fit++
+			}
+		}
+		left[k] = n > 0 && total >= minDerivedAvgLen*n && fit*minDerivedFitDiv >= n
+	}
+	uses := make([]int, len(cands))
+	for j, r := range ds.sample {
+		if !d.present(r) {
+			continue
+		}
 		for k := range cands {
 			row[k] = vals[k][j]
+			if left[k] {
+				row[k] = ""
+			}
 		}
 		for _, p := range deriveTemplate(d.str(r), row) {
 			if p.col >= 0 {
@@ -445,10 +437,66 @@ func (w *Writer) findRefs(ci int, d *ColumnData, rows int) ([]int, error) {
 		if best < 0 {
 			break
 		}
-		out = append(out, cands[best])
+		out = append(out, ds.sampleCols[cands[best]])
 		uses[best] = 0
 	}
 	return out, nil
+}
+
+// sampleBlock fetches, once per block, the values of every string and
+// int64 column in sampleRowsForRefs rows spread over the block: what
+// findRefs searches, for every column it looks at in the block.
+func (w *Writer) sampleBlock(rows int) error {
+	ds := &w.derive
+	if ds.sampledBlock == ds.block {
+		return nil
+	}
+	ds.sampledBlock = ds.block
+	n := min(rows, sampleRowsForRefs)
+	ds.sample = ds.sample[:0]
+	for j := 0; j < n; j++ {
+		ds.sample = append(ds.sample, (2*j+1)*rows/(2*n))
+	}
+	ds.sampleCols, ds.sampleVals = ds.sampleCols[:0], ds.sampleVals[:0]
+	defer func() { ds.probe = ColumnData{} }() // hold nothing of the caller's past this call
+	for c, desc := range w.cols {
+		if desc.Type != TypeString && desc.Type != TypeInt64 {
+			continue
+		}
+		ok, err := w.fetch(c, &ds.probe)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		vs := make([]string, n)
+		useful := false
+		for j, r := range ds.sample {
+			if !ds.probe.present(r) {
+				continue
+			}
+			var s string
+			if desc.Type == TypeInt64 {
+				s = strconv.FormatInt(ds.probe.Ints[r], 10)
+			} else {
+				s = ds.probe.str(r)
+				if len(s) > maxDeriveLen {
+					continue
+				}
+				s = strings.Clone(s)
+			}
+			if len(s) >= minRefLen {
+				vs[j] = s
+				useful = true
+			}
+		}
+		if useful {
+			ds.sampleCols = append(ds.sampleCols, c)
+			ds.sampleVals = append(ds.sampleVals, vs)
+		}
+	}
+	return nil
 }
 
 // deriveTemplate returns a template that gives s back from vals (the

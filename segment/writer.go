@@ -383,7 +383,7 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 	if p.present == 0 {
 		return nil
 	}
-	if p.enc == encBytes && t == TypeString {
+	if t == TypeString && (p.enc == encBytes || p.enc == encHex || p.enc == encIP) {
 		if err := w.tryDerive(ci, p, d, rows); err != nil {
 			w.cur, w.curCols = nil, nil
 			return fmt.Errorf("segment: column %q: %w", w.cols[ci].Path, err)

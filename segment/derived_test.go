@@ -434,3 +434,44 @@ func TestDerivedChains(t *testing.T) {
 	}
 	checkAllValues(t, r, cols)
 }
+
+// TestDerivedCopyBlockRemaps: a block copied into a directory of another
+// column order keeps its templates, their column references remapped.
+func TestDerivedCopyBlockRemaps(t *testing.T) {
+	cols := makeEdgeColumns(900, 21)
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	writeSegment(t, fs, "/d/a.seg", cols, 300, nil)
+	src := openSegment(t, fs, "/d/a.seg")
+	defer src.Close()
+	// The new directory: an extra column first, then src's in reverse.
+	dir := []ColumnDesc{{Path: "extra", Type: TypeInt64}}
+	colMap := make([]int, len(src.Columns()))
+	for i := len(src.Columns()) - 1; i >= 0; i-- {
+		colMap[i] = len(dir)
+		dir = append(dir, src.Columns()[i])
+	}
+	f, _ := fs.Create("/d/b.seg")
+	w, err := NewWriter(f, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := 0; b < src.NumBlocks(); b++ {
+		if err := w.CopyBlock(src, b, colMap, b%2 == 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := openSegment(t, fs, "/d/b.seg")
+	defer r.Close()
+	if derivedBlocks(r, r.Column("event_message", TypeString)) != r.NumBlocks() {
+		t.Fatal("copied message not derived")
+	}
+	checkAllValues(t, r, cols)
+	if err := r.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

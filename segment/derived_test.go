@@ -406,6 +406,8 @@ func TestDerivedChains(t *testing.T) {
 		{Path: "metadata.request.search", Type: TypeString},
 		{Path: "metadata.request.url", Type: TypeString},
 		{Path: "metadata.response.cf_ray", Type: TypeString},
+		{Path: "metadata.request.headers.cf_connecting_ip", Type: TypeString},
+		{Path: "metadata.request.headers.x_real_ip", Type: TypeString},
 	}
 	cols := make([]testColumn, len(descs))
 	for i := range cols {
@@ -418,7 +420,8 @@ func TestDerivedChains(t *testing.T) {
 		search := fmt.Sprintf("?select=*&n=%d", rng.IntN(100000))
 		url := "https://" + host + path + search
 		msg := []string{"GET", "POST"}[rng.IntN(2)] + " | " + ray + " | " + url
-		for c, v := range []any{int64(i), msg, ray, host, path, search, url, ray} {
+		ip := fmt.Sprintf("10.%d.%d.%d", rng.IntN(256), rng.IntN(256), rng.IntN(256))
+		for c, v := range []any{int64(i), msg, ray, host, path, search, url, ray, ip, ip} {
 			cols[c].vals = append(cols[c].vals, v)
 		}
 	}
@@ -431,6 +434,11 @@ func TestDerivedChains(t *testing.T) {
 		if n := derivedBlocks(r, r.Column(path, TypeString)); n != r.NumBlocks() {
 			t.Errorf("%s derived in %d of %d blocks", path, n, r.NumBlocks())
 		}
+	}
+	// Of two copies of an address, one is derived from the other.
+	if n := derivedBlocks(r, r.Column("metadata.request.headers.cf_connecting_ip", TypeString)) +
+		derivedBlocks(r, r.Column("metadata.request.headers.x_real_ip", TypeString)); n != r.NumBlocks() {
+		t.Errorf("addresses derived in %d of %d blocks", n, r.NumBlocks())
 	}
 	checkAllValues(t, r, cols)
 }

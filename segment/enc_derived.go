@@ -186,12 +186,13 @@ type ColumnFetcher func(ci int, d *ColumnData) (present bool, err error)
 const (
 	// minDerivedAvgLen is the mean value length a text chunk needs before
 	// the writer looks for templates: short values gain little.
-	minDerivedAvgLen = 12
+	minDerivedAvgLen = 6
 	// minRefLen is the shortest value a template takes from another
 	// column while deriving one: shorter ones match by chance.
 	minRefLen = 3
 	// minRefBytes is the fewest bytes a template must take from other
-	// columns (in the row it is derived from) to be kept.
+	// columns (in the row it is derived from) to be kept, unless it is a
+	// whole copy of one column's value.
 	minRefBytes = 8
 	// maxDeriveLen is the longest value a template is derived from (the
 	// search is linear in its length times the references).
@@ -540,7 +541,10 @@ func deriveTemplate(s string, vals []string) []tplPiece {
 		}
 		tpl = append(tpl, tplPiece{lit: s[lit:], col: -1})
 	}
-	if refBytes < minRefBytes || len(tpl) > maxTemplatePieces {
+	// A template takes enough from other columns not to be a chance
+	// match, or is a whole copy of one (an address in two headers).
+	copied := len(tpl) == 1 && tpl[0].col >= 0
+	if refBytes < minRefBytes && !copied || len(tpl) > maxTemplatePieces {
 		return nil
 	}
 	for j := range tpl {

@@ -297,7 +297,7 @@ func (w *Writer) WriteBlock(rows int, data []*ColumnData) error {
 		if data[ci] == nil {
 			return false, nil
 		}
-		*d = *data[ci]
+		copyColumnData(d, data[ci])
 		return true, nil
 	}
 	if err := w.BeginBlockFrom(rows, data[w.tsCol], fetch); err != nil {

@@ -154,6 +154,11 @@ func TestDerivedRoundTrip(t *testing.T) {
 	if err := r.Check(); err != nil {
 		t.Fatal(err)
 	}
+	off := WriterOptions{NoDerivedText: true}
+	writeSegment(t, fs, "/d/off.seg", cols, 1000, &off)
+	if r := openSegment(t, fs, "/d/off.seg"); derivedBlocks(r, msg) != 0 {
+		t.Fatal("derived text written with NoDerivedText")
+	}
 	got, was := r.ColumnBytes()[msg], old.ColumnBytes()[msg]
 	t.Logf("event_message: %d bytes as templates, %d as text (%d rows)", got, was, len(cols[0].vals))
 	if got*2 > was {

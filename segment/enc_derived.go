@@ -260,7 +260,7 @@ type derivedPlan struct {
 // that makes the chunk smaller.
 func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error {
 	ds := &w.derive
-	if w.version < FormatV3 || w.fetch == nil || ds.refd[ci] || p.present == 0 {
+	if w.version < FormatV3 || w.opts.NoDerivedText || w.fetch == nil || ds.refd[ci] || p.present == 0 {
 		return nil
 	}
 	total := 0

@@ -56,6 +56,12 @@ type WriterOptions struct {
 	// FormatLatest (default FormatLatest). Writing an older version serves
 	// tests and files meant for an older Sediment.
 	FormatVersion uint8
+	// NoDerivedText turns derived text (encDerived, format version 3) off:
+	// no chunk is stored as templates over other columns. Reading such a
+	// chunk reads and assembles the columns it refers to, about twice the
+	// CPU of decompressing it as text when a scan reads all of it (a regex
+	// over every message); this trades those bytes back for that CPU.
+	NoDerivedText bool
 
 	// tinyPageRows caps the rows of pages of tiny values (dictionary codes
 	// of at most 2 bytes, deltas, bits): DefaultTinyPageRows when PageRows
@@ -101,6 +107,7 @@ func (o *WriterOptions) withDefaults() WriterOptions {
 		if o.FormatVersion >= FormatMinSupported && o.FormatVersion <= FormatLatest {
 			out.FormatVersion = o.FormatVersion
 		}
+		out.NoDerivedText = o.NoDerivedText
 	}
 	return out
 }

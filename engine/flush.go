@@ -281,7 +281,12 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 		if _, err := src.fillColumn(tsCol, from, to, &tsData); err != nil {
 			return nil, err
 		}
-		if err := w.BeginBlock(to-from, &tsData); err != nil {
+		// The writer may fetch other columns of the block to store a text
+		// column as templates over them (segment.ColumnFetcher).
+		fetch := func(ci int, d *segment.ColumnData) (bool, error) {
+			return src.fillColumn(ci, from, to, d)
+		}
+		if err := w.BeginBlockFrom(to-from, &tsData, fetch); err != nil {
 			return nil, err
 		}
 		for ci, c := range cols {

@@ -119,7 +119,6 @@ func writeSeedSegment(random bool, version uint8) (*segSeed, error) {
 				msg = fmt.Sprintf("%x %x", next(), next())
 				status = int64(next() % 1000)
 			}
-			data[2].Strs = append(data[2].Strs, msg)
 			absent := r%5 == 3
 			if absent {
 				nulls.Set(r)
@@ -138,6 +137,11 @@ func writeSeedSegment(random bool, version uint8) (*segSeed, error) {
 			}
 			data[10].Strs = append(data[10].Strs, ip)
 			data[11].Strs = append(data[11].Strs, fmt.Sprintf("/rest/v1/table%d", r%9))
+			if !random && version >= segment.FormatV3 {
+				// A message of the row's other columns: derived text.
+				msg = fmt.Sprintf("%s /rest/v1/table%d?id=eq.%d %d %s", methods[r%3], r%9, r%7, status, ip)
+			}
+			data[2].Strs = append(data[2].Strs, msg)
 		}
 		for c := 3; c < len(cols); c++ {
 			data[c].Nulls = nulls

@@ -52,7 +52,8 @@ type chunkPlan struct {
 	present  int
 	stats    chunkStats
 	version  uint8
-	rowsBuf  []int // scratch: the present rows of a page
+	rowsBuf  []int        // scratch: the present rows of a page
+	derived  *derivedPlan // encDerived: templates and per-row ids
 	scratch  *planScratch
 }
 
@@ -493,6 +494,8 @@ func (p *chunkPlan) rowCost(d *ColumnData, i int) int {
 			return 17
 		}
 		return 5
+	case encDerived:
+		return derivedRowCost(p.derived, d, i)
 	}
 	return 0
 }
@@ -547,6 +550,8 @@ func (p *chunkPlan) appendPage(dst []byte, t ColType, d *ColumnData, from, to in
 		dst = appendUUIDValues(dst, d, from, to)
 	case encHex, encIP:
 		dst = p.appendTextValues(dst, d, from, to)
+	case encDerived:
+		dst = appendDerivedValues(dst, p.derived, d, from, to)
 	}
 	return dst
 }

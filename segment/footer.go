@@ -37,9 +37,11 @@ type chunkMeta struct {
 	dict        []dictPageMeta
 	// histOff, histLen locate the chunk's history unit (0, 0: none).
 	histOff, histLen int64
-	pages            []pageMeta
-	ranges           []PageRange // pages as Chunk returns them, built on load
-	stored           int64       // bytes of the chunk\'s units, built on load
+	// derived is an encDerived chunk's templates (v3).
+	derived *derivedTable
+	pages   []pageMeta
+	ranges  []PageRange // pages as Chunk returns them, built on load
+	stored  int64       // bytes of the chunk\'s units, built on load
 }
 
 type blockMeta struct {
@@ -73,6 +75,9 @@ type sectionMeta struct {
 //	                  v1: dictOff, dictLen
 //	                  v2: ndict, then per dictionary page: entries, off, len
 //	              v2: histOff (0: no history), [histLen when histOff > 0]
+//	              v3, encDerived only: ntemplates, then per template:
+//	                  npieces, then per piece: kind u8, then
+//	                  0 literal: length + bytes; 1 column: col
 //	              npages, then per page: firstRow, rows, off, len,
 //	                  v2 with statPages: present, and when present > 0
 //	                      min, max (varint: value, or code of a dictionary-
@@ -139,6 +144,9 @@ func (w *Writer) encodeFooter() []byte {
 				if c.histOff > 0 {
 					e.uvarint(uint64(c.histLen))
 				}
+			}
+			if c.enc == encDerived {
+				c.derived.appendFooter(&e)
 			}
 			e.uvarint(uint64(len(c.pages)))
 			for _, p := range c.pages {
@@ -293,8 +301,20 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 					}
 				}
 			}
+			if c.enc == encDerived && d.err == nil {
+				t, err := decodeDerivedTable(&d, c.col, f.cols)
+				if err != nil {
+					return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
+				}
+				c.derived = t
+			}
 			if err := decodePages(&d, c, f.cols[c.col].Type, b.rows, dataEnd); err != nil {
 				return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
+			}
+		}
+		if d.err == nil {
+			if err := checkDerivedRefs(b); err != nil {
+				return nil, fmt.Errorf("block %d: %w", bi, err)
 			}
 		}
 	}
@@ -461,7 +481,7 @@ func unitInRange(off, ln, dataEnd int64) bool {
 // checkEncoding rejects encodings a column type (or the format version)
 // cannot have.
 func checkEncoding(t ColType, e Encoding, width uint8, version uint8) error {
-	if (e == encHex || e == encIP) && version < FormatV2 {
+	if (e == encHex || e == encIP) && version < FormatV2 || e == encDerived && version < FormatV3 {
 		return fmt.Errorf("encoding %d not valid in format version %d", e, version)
 	}
 	ok := false
@@ -473,7 +493,7 @@ func checkEncoding(t ColType, e Encoding, width uint8, version uint8) error {
 	case TypeFloat64:
 		ok = e == encPlain64
 	case TypeString:
-		ok = e == encBytes || e == encDict || e == encUUID || e == encHex || e == encIP
+		ok = e == encBytes || e == encDict || e == encUUID || e == encHex || e == encIP || e == encDerived
 	case TypeArray:
 		ok = e == encBytes
 	case TypeObject:
@@ -484,6 +504,9 @@ func checkEncoding(t ColType, e Encoding, width uint8, version uint8) error {
 	}
 	if e == encDict && width != 1 && width != 2 && width != 4 {
 		return fmt.Errorf("dictionary code width %d", width)
+	}
+	if e == encDerived && width != 0 {
+		return fmt.Errorf("derived width %d", width)
 	}
 	if e == encHex && (width&hexWidthMask == 0 || width&hexWidthMask > maxHexBytes || width&^(hexWidthMask|hexUpper) != 0) {
 		return fmt.Errorf("hex width %#x", width)

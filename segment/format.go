@@ -3,7 +3,7 @@
 // format version. It knows nothing of sources, HTTP or SQL; the engine feeds
 // it dense, time-sorted column data and reads vectors back.
 //
-// # Layout (format version 2)
+// # Layout (format version 3)
 //
 // A segment holds the events of one source cut into blocks of rows; the
 // rows of each block are sorted by timestamp, and blocks usually follow
@@ -68,6 +68,12 @@
 //	encIP        (v2) string: every value is an IP address in canonical
 //	             text: a kind byte (4 or 6) per value, then the 4- or
 //	             16-byte addresses
+//	encDerived   (v3) string: a template id u8 per value, then, of the
+//	             values with id 0, the uvarint lengths and the bytes as
+//	             in encBytes; id t > 0 is the concatenation of template
+//	             t's pieces (literals from the footer, and the values of
+//	             other columns of the same row, int64 in decimal): see
+//	             enc_derived.go
 //
 // A version 2 chunk of plain bytes (encBytes) cut into several pages may
 // have a history unit: a sample of its values, which each of its pages is
@@ -114,8 +120,11 @@ const (
 	// FormatV2 adds dictionary pages (entries read one by one), value
 	// counts and value ranges per page of numeric columns, and the
 	// encodings encHex and encIP.
-	FormatV2           = 2
-	FormatLatest       = FormatV2
+	FormatV2 = 2
+	// FormatV3 adds encDerived: a text column stored as templates over
+	// other columns of the same rows.
+	FormatV3           = 3
+	FormatLatest       = FormatV3
 	FormatMinSupported = FormatV1
 
 	headerSize  = 8
@@ -183,8 +192,9 @@ const (
 	encBytes   Encoding = 5
 	encUUID    Encoding = 6
 	encNone    Encoding = 7
-	encHex     Encoding = 8 // FormatV2
-	encIP      Encoding = 9 // FormatV2
+	encHex     Encoding = 8  // FormatV2
+	encIP      Encoding = 9  // FormatV2
+	encDerived Encoding = 10 // FormatV3
 )
 
 // Validity kinds at the start of a page.
@@ -229,4 +239,15 @@ const (
 	// maxHistoryBytes bounds a history unit (the writer samples a few
 	// dozen KiB).
 	maxHistoryBytes = 1 << 20
+	// maxTemplates bounds the templates of an encDerived chunk: a
+	// template id is one byte, 0 meaning "stored as it is".
+	maxTemplates = 255
+	// maxTemplatePieces bounds the pieces of one template (the writer
+	// derives a template from one value, at most a few dozen fields).
+	maxTemplatePieces = 64
+	// maxTemplateLiteral bounds one literal piece of a template.
+	maxTemplateLiteral = 1 << 10
+	// maxTemplateRefs bounds the distinct columns an encDerived chunk
+	// refers to (each is read with it).
+	maxTemplateRefs = 16
 )

@@ -101,6 +101,10 @@ type pageOut struct {
 	off  int
 	dict *dictData
 	look *dictLookup
+	// refs (encDerived) are the referenced columns' values, row for
+	// row with dst; derivedEnds is scratch for the page's literals.
+	refs        []vec.Vector
+	derivedEnds *[]uint32
 }
 
 func (o *pageOut) null(j int) {
@@ -164,6 +168,8 @@ func decodePage(pv *pageView, t ColType, c *chunkMeta, sel rowSel, out *pageOut)
 		return decodeIP(pv, sel, out)
 	case encBytes:
 		return decodeBytes(pv, sel, out)
+	case encDerived:
+		return decodeDerived(pv, c, sel, out)
 	}
 	return fmt.Errorf("unknown encoding %d", c.enc)
 }

@@ -530,6 +530,13 @@ func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, mode cach
 		return nil
 	}
 	out := pageOut{dst: dst}
+	if c.enc == encDerived {
+		release, err := r.readDerivedRefs(b, c, from, to, nil, mode, &out)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	if c.enc == encDict {
 		dict, err := r.dictMode(b, c, mode)
 		if err != nil {
@@ -797,6 +804,13 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode ca
 		return nil
 	}
 	out := pageOut{dst: dst}
+	if c.enc == encDerived {
+		release, err := r.readDerivedRefs(b, c, 0, 0, rows, mode, &out)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	if c.enc == encDict {
 		look, err := r.newDictLookup(b, c, mode)
 		if err != nil {

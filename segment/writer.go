@@ -56,6 +56,12 @@ type WriterOptions struct {
 	// FormatLatest (default FormatLatest). Writing an older version serves
 	// tests and files meant for an older Sediment.
 	FormatVersion uint8
+	// NoDerivedText turns derived text (encDerived, format version 3) off:
+	// no chunk is stored as templates over other columns. Reading such a
+	// chunk reads and assembles the columns it refers to, about twice the
+	// CPU of decompressing it as text when a scan reads all of it (a regex
+	// over every message); this trades those bytes back for that CPU.
+	NoDerivedText bool
 
 	// tinyPageRows caps the rows of pages of tiny values (dictionary codes
 	// of at most 2 bytes, deltas, bits): DefaultTinyPageRows when PageRows
@@ -101,6 +107,7 @@ func (o *WriterOptions) withDefaults() WriterOptions {
 		if o.FormatVersion >= FormatMinSupported && o.FormatVersion <= FormatLatest {
 			out.FormatVersion = o.FormatVersion
 		}
+		out.NoDerivedText = o.NoDerivedText
 	}
 	return out
 }
@@ -200,6 +207,9 @@ type Writer struct {
 	histEnc *zstd.Encoder // compresses against hist
 
 	plan planScratch // what planChunk reuses, column after column
+
+	fetch  ColumnFetcher // the current block's other columns (nil: none)
+	derive deriveState   // encDerived's memory from block to block
 }
 
 // NewWriter starts a segment in f (which must be empty) with the given
@@ -290,7 +300,14 @@ func (w *Writer) WriteBlock(rows int, data []*ColumnData) error {
 	if len(data) != len(w.cols) {
 		return fmt.Errorf("segment: block has %d columns, directory %d", len(data), len(w.cols))
 	}
-	if err := w.BeginBlock(rows, data[w.tsCol]); err != nil {
+	fetch := func(ci int, d *ColumnData) (bool, error) {
+		if data[ci] == nil {
+			return false, nil
+		}
+		copyColumnData(d, data[ci])
+		return true, nil
+	}
+	if err := w.BeginBlockFrom(rows, data[w.tsCol], fetch); err != nil {
 		return err
 	}
 	for ci, d := range data {
@@ -306,6 +323,14 @@ func (w *Writer) WriteBlock(rows int, data []*ColumnData) error {
 // column among them, in any order, so that a caller holds one column in
 // memory at a time; EndBlock closes the block.
 func (w *Writer) BeginBlock(rows int, ts *ColumnData) error {
+	return w.BeginBlockFrom(rows, ts, nil)
+}
+
+// BeginBlockFrom is BeginBlock with a fetcher of the block's columns:
+// while writing a text column, the writer may fetch others to store it as
+// templates over their values (encDerived, format version 3). fetch (nil:
+// none) is used until EndBlock.
+func (w *Writer) BeginBlockFrom(rows int, ts *ColumnData, fetch ColumnFetcher) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -325,6 +350,8 @@ func (w *Writer) BeginBlock(rows int, ts *ColumnData) error {
 	}
 	w.cur = &blockMeta{rows: rows, firstRow: w.rows, minTime: ts.Ints[0], maxTime: ts.Ints[rows-1]}
 	w.curCols = make([]bool, len(w.cols))
+	w.fetch = fetch
+	w.derive.beginBlock(len(w.cols))
 	return nil
 }
 
@@ -363,10 +390,19 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 	if p.present == 0 {
 		return nil
 	}
+	if t == TypeString && (p.enc == encBytes || p.enc == encHex || p.enc == encIP) {
+		if err := w.tryDerive(ci, p, d, rows); err != nil {
+			w.cur, w.curCols = nil, nil
+			return fmt.Errorf("segment: column %q: %w", w.cols[ci].Path, err)
+		}
+	}
 	if p.enc == encHex || p.enc == encIP {
 		w.trialText(p, t, d, rows)
 	}
 	cm := chunkMeta{col: ci, enc: p.enc, width: p.width, present: p.present, stats: p.stats}
+	if p.derived != nil {
+		cm.derived = p.derived.table
+	}
 	if p.enc == encDict {
 		cm.dictEntries = len(p.dictStrs) + len(p.dictInts)
 		w.writeDict(p, &cm)
@@ -507,7 +543,7 @@ func (w *Writer) EndBlock() error {
 		return errors.New("segment: EndBlock outside a block")
 	}
 	ok := w.curCols[w.tsCol]
-	w.cur, w.curCols = nil, nil
+	w.cur, w.curCols, w.fetch = nil, nil, nil
 	if !ok {
 		return errors.New("segment: block without its timestamp column (block abandoned)")
 	}
@@ -671,6 +707,12 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 	for _, c := range src.chunks {
 		nc := c
 		nc.col = colMap[c.col]
+		if c.derived != nil {
+			var err error
+			if nc.derived, err = c.derived.remap(colMap); err != nil {
+				return err
+			}
+		}
 		hist = nil
 		if c.histOff > 0 {
 			if recompress {
@@ -737,7 +779,29 @@ func (w *Writer) rewriteBlock(r *Reader, b int, colMap []int) error {
 		return err
 	}
 	columnDataOf(&v, TypeTimestamp, &ts)
-	if err := w.BeginBlock(src.rows, &ts); err != nil {
+	// This writer's columns as r's, for the writer to fetch.
+	inv := make([]int, len(w.cols))
+	for i := range inv {
+		inv[i] = -1
+	}
+	for rc, wc := range colMap {
+		if wc >= 0 && wc < len(inv) {
+			inv[wc] = rc
+		}
+	}
+	fetch := func(ci int, d *ColumnData) (bool, error) {
+		rc := inv[ci]
+		if rc < 0 || r.chunk(b, rc) == nil {
+			return false, nil
+		}
+		var fv vec.Vector // d aliases it: a vector of its own
+		if err := r.readColumn(b, rc, 0, src.rows, &fv, cacheNoFill); err != nil {
+			return false, err
+		}
+		columnDataOf(&fv, r.ft.cols[rc].Type, d)
+		return true, nil
+	}
+	if err := w.BeginBlockFrom(src.rows, &ts, fetch); err != nil {
 		return err
 	}
 	var d ColumnData

@@ -76,7 +76,7 @@ func BenchmarkPeersBytes(b *testing.B) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "%d events: %.1f B/event in segment files, %.1f in columns, %.1f in the rest (index, footers)\n",
 		f.rows, float64(files)/rows, float64(cols)/rows, float64(files-cols)/rows)
-	for _, k := range keys[:min(len(keys), 25)] {
+	for _, k := range keys[:min(len(keys), 60)] {
 		fmt.Fprintf(&out, "%8.2f B/event %5.1f%%  %s (%v)\n", float64(byCol[k])/rows, 100*float64(byCol[k])/float64(files), k.path, k.typ)
 	}
 	fields := make([]string, 0, len(byField))

@@ -20,6 +20,15 @@ import (
 // cheaper to append as bytes than to look up.
 const headDictMax = 256
 
+// headCode is a dictionary code of a head string column: one byte, as a
+// dictionary holds at most headDictMax values (a 4-byte code was a sixth
+// of a platform edge event's bytes in the head).
+type headCode = uint8
+
+// A code holds every index of a full dictionary (else this does not
+// compile).
+const _ = headCode(headDictMax - 1)
+
 // head is the in-memory, queryable part of a shard: events appended since
 // the last flush, flattened into columns (one per field path and type) in
 // arrival order. Writers append under mu; readers take a headView, which
@@ -160,12 +169,12 @@ type headColumn struct {
 	// data[offs[i]:offs[i+1]].
 	dict     map[string]uint32
 	dictStrs []string
-	codes    []uint32
+	codes    []headCode
 	data     []byte
 	offs     []uint32
 	// lastCode is the dictionary code of the last value added, tried
 	// before the map: neighbouring events often share a value.
-	lastCode uint32
+	lastCode headCode
 
 	elem map[segment.ElemField]struct{} // array element fields seen
 }
@@ -251,7 +260,7 @@ func (c *headColumn) reserve(sz colSize) {
 		c.floats = make([]float64, 0, pad(sz.n))
 	case segment.TypeString:
 		if sz.dict {
-			c.codes = make([]uint32, 0, pad(sz.n))
+			c.codes = make([]headCode, 0, pad(sz.n))
 		} else {
 			c.dict = nil
 			c.offs = make([]uint32, 1, pad(sz.n+1))
@@ -277,7 +286,7 @@ func (c *headColumn) addString(row int, s string) int {
 	if c.dict != nil {
 		if int(c.lastCode) < len(c.dictStrs) && c.dictStrs[c.lastCode] == s {
 			c.codes = append(c.codes, c.lastCode)
-			return 4
+			return 1
 		}
 		code, ok := c.dict[s]
 		if !ok {
@@ -286,14 +295,14 @@ func (c *headColumn) addString(row int, s string) int {
 				code = uint32(len(c.dictStrs))
 				c.dict[s] = code
 				c.dictStrs = append(c.dictStrs, s)
-				c.codes = append(c.codes, code)
+				c.codes = append(c.codes, headCode(code))
 				return len(s) + 24
 			}
 			c.unpack()
 		} else {
-			c.codes = append(c.codes, code)
-			c.lastCode = code
-			return 4
+			c.codes = append(c.codes, headCode(code))
+			c.lastCode = headCode(code)
+			return 1
 		}
 	}
 	c.data = append(c.data, s...)
@@ -542,7 +551,7 @@ type headColView struct {
 	floats  []float64
 	bools   []bool
 	dict    []string
-	codes   []uint32
+	codes   []headCode
 	data    []byte
 	offs    []uint32
 	elem    []segment.ElemField

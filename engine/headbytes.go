@@ -78,8 +78,12 @@ func (p *packedBytes) add(v string) uint32 {
 }
 
 // truncate drops the values after virtual offset end (a value's end, or
-// 0). Slots that held only dropped values go; the one end is in is kept
-// as it is (a view may read it) and closed.
+// 0). Only staged values are dropped, which no view reads. Within the
+// last slot, it is cut back and stays as open as it was: no view holds
+// an open slot but as a copy of its header (a truncation that drops
+// slots closes the one it keeps, and slots added later lie past it).
+// Slots that held only dropped values go; the one end is in is then kept
+// as it is (a view may hold it among its fixed slots) and closed.
 func (p *packedBytes) truncate(end uint32) {
 	if end == p.end {
 		return
@@ -87,6 +91,11 @@ func (p *packedBytes) truncate(end uint32) {
 	keep := 0
 	if end > 0 {
 		keep = int((end-1)>>headSlotShift) + 1
+	}
+	if last := max(keep-1, 0); last == len(p.slots)-1 && p.open {
+		p.slots[last] = p.slots[last][:int(end-uint32(last)<<headSlotShift)]
+		p.end = end
+		return
 	}
 	clear(p.slots[keep:])
 	p.slots = p.slots[:keep]

@@ -33,8 +33,11 @@ type packedBytes struct {
 	firstCap int
 }
 
-// headSlotShift sets the slot size (256 KiB); tests lower it.
-var headSlotShift uint = 18
+// headSlotShift sets the slot size: 64 KiB, small enough that the spare
+// room of a column's last slot is little even when many sources each
+// have a head, large enough that the gap a value leaves at a slot's end
+// (half a value on average) is too. Tests lower it.
+var headSlotShift uint = 16
 
 func slotSize() int { return 1 << headSlotShift }
 

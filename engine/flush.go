@@ -173,7 +173,7 @@ func (hs *headSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool,
 	case d.Dict != nil:
 		for r, k := range ks {
 			if k >= 0 {
-				d.Codes[r] = c.codes[k]
+				d.Codes[r] = uint32(c.codes[k])
 			}
 		}
 	case c.typ == segment.TypeString || c.typ == segment.TypeArray:

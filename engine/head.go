@@ -20,6 +20,15 @@ import (
 // cheaper to append as bytes than to look up.
 const headDictMax = 256
 
+// headCode is a dictionary code of a head string column: one byte, as a
+// dictionary holds at most headDictMax values (a 4-byte code was a sixth
+// of a platform edge event's bytes in the head).
+type headCode = uint8
+
+// A code holds every index of a full dictionary (else this does not
+// compile).
+const _ = headCode(headDictMax - 1)
+
 // head is the in-memory, queryable part of a shard: events appended since
 // the last flush, flattened into columns (one per field path and type) in
 // arrival order. Writers append under mu; readers take a headView, which
@@ -156,16 +165,16 @@ type headColumn struct {
 	bools  []bool
 
 	// Strings (and encoded arrays) are dictionary-coded while they have few
-	// distinct values (dict != nil), else packed: value i is
-	// data[offs[i]:offs[i+1]].
+	// distinct values (dict != nil), else packed: value i ends at virtual
+	// offset offs[i+1] of packed (headbytes.go).
 	dict     map[string]uint32
 	dictStrs []string
-	codes    []uint32
-	data     []byte
+	codes    []headCode
+	packed   packedBytes
 	offs     []uint32
 	// lastCode is the dictionary code of the last value added, tried
 	// before the map: neighbouring events often share a value.
-	lastCode uint32
+	lastCode headCode
 
 	elem map[segment.ElemField]struct{} // array element fields seen
 }
@@ -190,7 +199,7 @@ type colSize struct {
 func (h *head) sizeHints() map[colSizeKey]colSize {
 	m := make(map[colSizeKey]colSize, len(h.cols))
 	for _, c := range h.cols {
-		m[colSizeKey{c.path, c.typ}] = colSize{words: len(c.present), n: c.n, data: len(c.data), dict: c.dict != nil}
+		m[colSizeKey{c.path, c.typ}] = colSize{words: len(c.present), n: c.n, data: int(c.packed.end), dict: c.dict != nil}
 	}
 	return m
 }
@@ -251,15 +260,15 @@ func (c *headColumn) reserve(sz colSize) {
 		c.floats = make([]float64, 0, pad(sz.n))
 	case segment.TypeString:
 		if sz.dict {
-			c.codes = make([]uint32, 0, pad(sz.n))
+			c.codes = make([]headCode, 0, pad(sz.n))
 		} else {
 			c.dict = nil
 			c.offs = make([]uint32, 1, pad(sz.n+1))
-			c.data = make([]byte, 0, pad(sz.data))
+			c.packed.firstCap = pad(sz.data)
 		}
 	case segment.TypeArray:
 		c.offs = make([]uint32, 1, pad(sz.n+1))
-		c.data = make([]byte, 0, pad(sz.data))
+		c.packed.firstCap = pad(sz.data)
 	}
 }
 
@@ -277,7 +286,7 @@ func (c *headColumn) addString(row int, s string) int {
 	if c.dict != nil {
 		if int(c.lastCode) < len(c.dictStrs) && c.dictStrs[c.lastCode] == s {
 			c.codes = append(c.codes, c.lastCode)
-			return 4
+			return 1
 		}
 		code, ok := c.dict[s]
 		if !ok {
@@ -286,18 +295,17 @@ func (c *headColumn) addString(row int, s string) int {
 				code = uint32(len(c.dictStrs))
 				c.dict[s] = code
 				c.dictStrs = append(c.dictStrs, s)
-				c.codes = append(c.codes, code)
+				c.codes = append(c.codes, headCode(code))
 				return len(s) + 24
 			}
 			c.unpack()
 		} else {
-			c.codes = append(c.codes, code)
-			c.lastCode = code
-			return 4
+			c.codes = append(c.codes, headCode(code))
+			c.lastCode = headCode(code)
+			return 1
 		}
 	}
-	c.data = append(c.data, s...)
-	c.offs = append(c.offs, uint32(len(c.data)))
+	c.offs = append(c.offs, c.packed.add(s))
 	return len(s) + 4
 }
 
@@ -306,8 +314,7 @@ func (c *headColumn) addString(row int, s string) int {
 func (c *headColumn) unpack() {
 	c.offs = make([]uint32, 1, len(c.codes)+1024)
 	for _, code := range c.codes {
-		c.data = append(c.data, c.dictStrs[code]...)
-		c.offs = append(c.offs, uint32(len(c.data)))
+		c.offs = append(c.offs, c.packed.add(c.dictStrs[code]))
 	}
 	c.dict, c.dictStrs, c.codes = nil, nil, nil
 }
@@ -449,8 +456,7 @@ func (a *headAdder) Array(i int, key string, enc []byte) {
 	}
 	c.mark(a.row)
 	c.n++
-	c.data = append(c.data, enc...)
-	c.offs = append(c.offs, uint32(len(c.data)))
+	c.offs = append(c.offs, c.packed.add(unsafe.String(unsafe.SliceData(enc), len(enc))))
 	h.bytes += len(enc) + 4
 	if v, _, err := a.dec.DecodeValue(enc); err == nil { // WalkEvent checked it
 		for k := range v.Kids {
@@ -542,11 +548,14 @@ type headColView struct {
 	floats  []float64
 	bools   []bool
 	dict    []string
-	codes   []uint32
-	data    []byte
-	offs    []uint32
-	elem    []segment.ElemField
-	dictMap bool
+	codes   []headCode
+	// slots are the packed values' slots but the last, lastSlot the last
+	// one as the view was taken (see packedBytes).
+	slots    [][]byte
+	lastSlot []byte
+	offs     []uint32
+	elem     []segment.ElemField
+	dictMap  bool
 }
 
 // view returns a view of the head as it is now. Callers hold no lock.
@@ -558,7 +567,10 @@ func (h *head) view() *headView {
 	full := h.rows >> 6
 	for i, c := range h.cols {
 		cv := headColView{path: c.path, typ: c.typ, ints: c.ints, floats: c.floats, bools: c.bools,
-			dict: c.dictStrs, codes: c.codes, data: c.data, offs: c.offs}
+			dict: c.dictStrs, codes: c.codes, offs: c.offs}
+		if n := len(c.packed.slots); n > 0 {
+			cv.slots, cv.lastSlot = c.packed.slots[:n-1:n-1], c.packed.slots[n-1]
+		}
 		cv.dictMap = c.dict != nil
 		// Words wholly below the row count never change again; the next
 		// one is still written (and may hold staged rows): copy it.
@@ -643,7 +655,7 @@ func (c *headColView) str(k int) string {
 	if c.dictMap {
 		return c.dict[c.codes[k]]
 	}
-	b := c.data[c.offs[k]:c.offs[k+1]]
+	b := packedAt(c.slots, c.lastSlot, c.offs[k], c.offs[k+1])
 	if len(b) == 0 {
 		return ""
 	}

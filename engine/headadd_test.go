@@ -20,8 +20,22 @@ func headContent(h *head) string {
 		for f := range c.elem {
 			elem[fmt.Sprint(f)] = true
 		}
-		out += fmt.Sprintf("%s/%d n=%d present=%v ints=%v floats=%v bools=%v dict=%q codes=%v data=%q offs=%v elem=%v\n",
-			c.path, c.typ, c.n, c.present, c.ints, c.floats, c.bools, c.dictStrs, c.codes, c.data, c.offs, elem)
+		out += fmt.Sprintf("%s/%d n=%d present=%v ints=%v floats=%v bools=%v dict=%q codes=%v data=%q elem=%v\n",
+			c.path, c.typ, c.n, c.present, c.ints, c.floats, c.bools, c.dictStrs, c.codes, packedValues(c), elem)
+	}
+	return out
+}
+
+// packedValues returns the values of a packed column.
+func packedValues(c *headColumn) []string {
+	var slots [][]byte
+	var last []byte
+	if n := len(c.packed.slots); n > 0 {
+		slots, last = c.packed.slots[:n-1], c.packed.slots[n-1]
+	}
+	var out []string
+	for k := 0; k+1 < len(c.offs); k++ {
+		out = append(out, string(packedAt(slots, last, c.offs[k], c.offs[k+1])))
 	}
 	return out
 }

@@ -100,7 +100,7 @@ func (c *headColumn) truncateRows(from int) {
 			c.codes = c.codes[:c.n]
 		} else {
 			c.offs = c.offs[:c.n+1]
-			c.data = c.data[:c.offs[c.n]]
+			c.packed.truncate(c.offs[c.n])
 		}
 	}
 }

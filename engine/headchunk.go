@@ -219,7 +219,9 @@ func (v *headView) readRange(ci int, dst *vec.Vector, from, to int) {
 		dst.Codes = growSlice(dst.Codes, n)
 		dst.Dict = c.dict
 		if dense {
-			copy(dst.Codes, c.codes[k:k+n])
+			for i, code := range c.codes[k : k+n] {
+				dst.Codes[i] = uint32(code)
+			}
 			return
 		}
 	default:
@@ -255,7 +257,7 @@ func (v *headView) readRange(ci int, dst *vec.Vector, from, to int) {
 			dst.Floats[i] = c.floats[k]
 		default:
 			if c.isDict() {
-				dst.Codes[i] = c.codes[k]
+				dst.Codes[i] = uint32(c.codes[k])
 			} else {
 				dst.Strs[i] = c.str(k)
 			}
@@ -321,7 +323,7 @@ func (v *headView) readCol(ci int, dst *vec.Vector, from, to int, rows []int32) 
 			dst.Floats[i] = c.floats[k]
 		default:
 			if c.isDict() {
-				dst.Codes[i] = c.codes[k]
+				dst.Codes[i] = uint32(c.codes[k])
 			} else {
 				dst.Strs[i] = c.str(k)
 			}

@@ -299,19 +299,72 @@ func (u *headUnit) Count(ctx context.Context) (int64, error) {
 	return int64(len(sel)), err
 }
 
-// packedValues returns the values of string column ci over rows [from,
-// to) as they lie in the head, end to end (value i is data[offs[i]:
-// offs[i+1]]), when every row of the range has one and the column is not
-// dictionary-coded. Both alias the head: read only.
-func (v *headView) packedValues(ci, from, to int) (data []byte, offs []uint32, ok bool) {
+// packedRuns calls fn for each run of consecutive values of string column
+// ci over rows [from, to) that lie end to end in one slot of the head's
+// packed bytes (see packedBytes): data is that slot, value i of the run is
+// data[offs[i]:offs[i+1]] (offs rebased to the slot, one more than the
+// run's values) and first is the run's first row, counted from from. It
+// reports false, calling nothing, unless every row of the range has a
+// value and the column is not dictionary-coded. data aliases the head:
+// read only.
+func (v *headView) packedRuns(ci, from, to int, fn func(data []byte, offs []uint32, first int)) bool {
 	c := &v.cols[ci]
 	n := to - from
 	if c.typ != segment.TypeString || c.isDict() || n <= 0 || int(c.countBits(from, to)) != n {
-		return nil, nil, false
+		return false
 	}
 	k := v.rankAt(ci, from)
 	if k+n >= len(c.offs) {
-		return nil, nil, false
+		return false
 	}
-	return c.data, c.offs[k : k+n+1], true
+	packedRunsOf(c.slots, c.lastSlot, c.offs[k:k+n+1], fn)
+	return true
+}
+
+// packedRunsOf splits the values whose virtual offsets are voffs (value j
+// between voffs[j] and voffs[j+1]) into runs lying end to end in one slot
+// of slots (last: the slot past them) and calls fn for each (see
+// packedRuns).
+func packedRunsOf(slots [][]byte, last []byte, voffs []uint32, fn func(data []byte, offs []uint32, first int)) {
+	n := len(voffs) - 1
+	slot := func(i int) []byte {
+		if i < len(slots) {
+			return slots[i]
+		}
+		return last
+	}
+	local := make([]uint32, 0, n+1)
+	runSlot, runFirst := -1, 0
+	flush := func(end int) {
+		if runSlot >= 0 && end > runFirst {
+			fn(slot(runSlot), local, runFirst)
+		}
+		local = local[:0]
+	}
+	for j := 0; j < n; j++ {
+		start, end := voffs[j], voffs[j+1]
+		if start == end {
+			// An empty value: it lies anywhere, so it extends the run.
+			if runSlot < 0 {
+				runSlot, runFirst = int(start>>headSlotShift), j
+				local = append(local, start&uint32(slotSize()-1))
+			}
+			local = append(local, local[len(local)-1])
+			continue
+		}
+		s := uint64(start)
+		if start>>headSlotShift != (end-1)>>headSlotShift {
+			// It did not fit after its predecessor: it starts a slot.
+			s = (s + uint64(slotSize()) - 1) &^ uint64(slotSize()-1)
+		}
+		i := int(s >> headSlotShift)
+		ls := uint32(s & uint64(slotSize()-1))
+		if i != runSlot || local[len(local)-1] != ls {
+			flush(j)
+			runSlot, runFirst = i, j
+			local = append(local, ls)
+		}
+		local = append(local, ls+uint32(uint64(end)-s))
+	}
+	flush(n)
 }

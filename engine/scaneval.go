@@ -183,19 +183,52 @@ func (p *pred) searchValues(data []byte, offs []uint32, n int, nulls vec.Bitset,
 const searchSelShare = 4
 
 // searchHead applies a predicate with a Searcher to a head column's
-// values where they lie (headView.packedValues), without copying them
-// into a vector, when it reads one packed string column with a value in
-// every row of [a, z). It returns the rows of sel (local to a) that
-// pass, and false when it does not apply.
+// values where they lie (headView.packedRuns: one sweep per slot of
+// values), without copying them into a vector, when it reads one packed
+// string column with a value in every row of [a, z). It returns the rows
+// of sel (local to a; nil: all) that pass, and false when it does not
+// apply.
 func searchHead(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int32) ([]int32, bool) {
 	hr, ok := cr.(headReader)
 	if !ok || pr.search == nil || rows != nil || len(cols) != 1 || cols[0].typ != segment.TypeString ||
 		segment.VecType(cols[0].typ) != predReadType(pr) {
 		return nil, false
 	}
-	data, offs, ok := hr.hv.packedValues(cols[0].idx, a, z)
-	if !ok {
+	if sel != nil && len(sel)*searchSelShare < z-a {
 		return nil, false
 	}
-	return pr.searchValues(data, offs, z-a, nil, sel)
+	// Not nil when nothing passes: a nil selection means every row.
+	passed := make([]int32, 0, (z-a)/16+8)
+	failed := false
+	ok = hr.hv.packedRuns(cols[0].idx, a, z, func(data []byte, offs []uint32, first int) {
+		if failed {
+			return
+		}
+		res, ok := pr.searchValues(data, offs, len(offs)-1, nil, nil)
+		if !ok {
+			failed = true
+			return
+		}
+		for _, r := range res {
+			passed = append(passed, r+int32(first))
+		}
+	})
+	if !ok || failed {
+		return nil, false
+	}
+	if sel == nil {
+		return passed, true
+	}
+	// Keep the rows asked about (both ascending).
+	out := passed[:0]
+	k := 0
+	for _, r := range sel {
+		for k < len(passed) && passed[k] < r {
+			k++
+		}
+		if k < len(passed) && passed[k] == r {
+			out = append(out, r)
+		}
+	}
+	return out, true
 }

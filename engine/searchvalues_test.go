@@ -50,7 +50,19 @@ func searchShard(t *testing.T, msgs []*string, flush bool, chunkRows int) (*Engi
 
 // TestSearchValuesMatchScan compares, per predicate and narrowing filter,
 // the rows a scan returns with those found message by message.
-func TestSearchValuesMatchScan(t *testing.T) {
+func TestSearchValuesMatchScan(t *testing.T) { testSearchValuesMatchScan(t) }
+
+// TestSearchValuesMatchScanSmallSlots: the same with head slots of 128
+// bytes, so that a chunk's values lie in many slots (searched slot by
+// slot) and some values are longer than a slot.
+func TestSearchValuesMatchScanSmallSlots(t *testing.T) {
+	old := headSlotShift
+	headSlotShift = 7
+	t.Cleanup(func() { headSlotShift = old })
+	testSearchValuesMatchScan(t)
+}
+
+func testSearchValuesMatchScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 11))
 	type text struct {
 		op  scan.Op
@@ -129,6 +141,52 @@ func TestSearchValuesMatchScan(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestPackedRunsCoverValues: the runs a head column's values are searched
+// in give back every value, in order, whatever lies where: values that
+// fill a slot to its end, that start a new one, longer than a slot, and
+// empty ones.
+func TestPackedRunsCoverValues(t *testing.T) {
+	old := headSlotShift
+	headSlotShift = 7
+	t.Cleanup(func() { headSlotShift = old })
+	r := rand.New(rand.NewPCG(3, 4))
+	var p packedBytes
+	offs := []uint32{0}
+	var vals []string
+	for i := range 2000 {
+		var v string
+		switch r.IntN(10) {
+		case 0:
+		case 1:
+			v = strings.Repeat("L", 100+r.IntN(300)) // longer than a slot, often
+		default:
+			v = fmt.Sprintf("v%d-%s", i, strings.Repeat("x", r.IntN(60)))
+		}
+		vals = append(vals, v)
+		offs = append(offs, p.add(v))
+	}
+	n := len(p.slots)
+	for _, from := range []int{0, 1, 7, 999} {
+		var got []string
+		packedRunsOf(p.slots[:n-1:n-1], p.slots[n-1], offs[from:], func(data []byte, o []uint32, first int) {
+			if first != len(got) {
+				t.Fatalf("from %d: a run starts at value %d after %d values", from, first, len(got))
+			}
+			for i := 0; i+1 < len(o); i++ {
+				got = append(got, string(data[o[i]:o[i+1]]))
+			}
+		})
+		if len(got) != len(vals)-from {
+			t.Fatalf("from %d: %d values, want %d", from, len(got), len(vals)-from)
+		}
+		for j, v := range got {
+			if v != vals[from+j] {
+				t.Fatalf("from %d: value %d is %q, want %q", from, from+j, v, vals[from+j])
+			}
 		}
 	}
 }

@@ -135,6 +135,14 @@ type postings struct {
 // of its terms) would otherwise hold 4 bytes per row until Write.
 var postingSpill = 4096
 
+// postingRefill is how many rows a term that has a bitmap collects before
+// adding them to it. Smaller than postingSpill: the list of a term that
+// spilled is not worth 16 KB held to the end (a merge of a few million
+// rows has thousands of such terms: every term of a value field, and the
+// tokens just under the frequent share), and a batch of this many rows
+// still costs one container lookup per run of rows, as a long one does.
+var postingRefill = 256
+
 func (p *postings) add(r uint32) {
 	if p.n > 0 && p.last == r {
 		return
@@ -153,10 +161,12 @@ func (p *postings) add(r uint32) {
 		p.rows = append(p.rows, first)
 	}
 	p.rows = append(p.rows, r)
-	if len(p.rows) >= postingSpill {
-		if p.bm == nil {
-			p.bm = roaring.New()
-		}
+	switch {
+	case p.bm == nil && len(p.rows) >= postingSpill:
+		p.bm = roaring.New()
+		p.bm.AddMany(p.rows)
+		p.rows = make([]uint32, 0, min(postingRefill, postingSpill))
+	case p.bm != nil && len(p.rows) >= min(postingRefill, postingSpill):
 		p.bm.AddMany(p.rows)
 		p.rows = p.rows[:0]
 	}

@@ -516,3 +516,48 @@ func TestRowsHintSameIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestSpilledPostingsHoldSmallLists: a term whose rows moved into its
+// bitmap collects further rows in a short list (postingRefill), not in the
+// long one it spilled from; the index written is the same whatever the
+// list lengths.
+func TestSpilledPostingsHoldSmallLists(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	statuses := []string{"200", "201", "204", "301", "304", "400", "401", "404", "500", "503"}
+	vals := make([]string, 100_000)
+	for i := range vals {
+		vals[i] = statuses[min(rng.IntN(16), len(statuses)-1)]
+	}
+	write := func(spill, refill int) ([]byte, []byte, int) {
+		defer func(s, r int) { postingSpill, postingRefill = s, r }(postingSpill, postingRefill)
+		postingSpill, postingRefill = spill, refill
+		b := NewBuilder(&BuilderOptions{RowsHint: uint32(len(vals))})
+		for from := 0; from < len(vals); from += 8192 {
+			to := min(from+8192, len(vals))
+			b.AddStrings("status", uint32(from), dictVec(vals[from:to]))
+		}
+		listCap := 0
+		for _, f := range b.fields {
+			for _, p := range f.strs {
+				listCap += cap(p.rows)
+			}
+		}
+		u := &memUnits{}
+		dir, err := b.Write(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, u.data, listCap
+	}
+	dir0, units0, _ := write(1<<30, 1<<30) // every row in a list to the end
+	dir, units, listCap := write(4096, 256)
+	if !slices.Equal(dir, dir0) || !slices.Equal(units, units0) {
+		t.Fatal("the index differs from one built holding every row as a list")
+	}
+	if listCap > len(statuses)*256 {
+		t.Errorf("lists hold room for %d rows, want at most %d (%d terms of 256)", listCap, len(statuses)*256, len(statuses))
+	}
+	if _, _, oldCap := write(4096, 4096); oldCap <= listCap {
+		t.Errorf("refilling 4096 rows at a time holds %d, not more than 256 at a time (%d)", oldCap, listCap)
+	}
+}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 )
 
+// pageMeta is one page of a chunk, as the writer records it and the
+// reader passes it around; a chunk keeps its pages split into ranges and
+// units (see chunkMeta).
 type pageMeta struct {
 	firstRow, rows int   // relative to the block
 	off, len       int64 // unit position, trailer included
@@ -39,9 +42,32 @@ type chunkMeta struct {
 	histOff, histLen int64
 	// derived is an encDerived chunk's templates (v3).
 	derived *derivedTable
-	pages   []pageMeta
-	ranges  []PageRange // pages as Chunk returns them, built on load
-	stored  int64       // bytes of the chunk\'s units, built on load
+	// The pages: ranges[i] is page i's rows and values (what Chunk
+	// returns), units[i] where it lies. Kept apart, not as one pageMeta
+	// each and a copy as PageRange, because the footers of every open
+	// segment stay in memory: 80 bytes a page instead of 144.
+	ranges []PageRange
+	units  []pageUnit
+	stored int64 // bytes of the chunk's units, built on load
+}
+
+// pageUnit is where a page's unit lies in the file, trailer included.
+type pageUnit struct {
+	off, len int64
+}
+
+// addPage appends page p to the chunk.
+func (c *chunkMeta) addPage(p pageMeta) {
+	c.ranges = append(c.ranges, PageRange{FirstRow: p.firstRow, Rows: p.rows, Present: p.present,
+		HasRange: p.hasRange, MinInt: p.minI, MaxInt: p.maxI, MinFloat: p.minF, MaxFloat: p.maxF})
+	c.units = append(c.units, pageUnit{off: p.off, len: p.len})
+}
+
+// page returns page i of the chunk.
+func (c *chunkMeta) page(i int) pageMeta {
+	r, u := &c.ranges[i], c.units[i]
+	return pageMeta{firstRow: r.FirstRow, rows: r.Rows, off: u.off, len: u.len, present: r.Present,
+		hasRange: r.HasRange, minI: r.MinInt, maxI: r.MaxInt, minF: r.MinFloat, maxF: r.MaxFloat}
 }
 
 type blockMeta struct {
@@ -148,8 +174,9 @@ func (w *Writer) encodeFooter() []byte {
 			if c.enc == encDerived {
 				c.derived.appendFooter(&e)
 			}
-			e.uvarint(uint64(len(c.pages)))
-			for _, p := range c.pages {
+			e.uvarint(uint64(len(c.ranges)))
+			for pi := range c.ranges {
+				p := c.page(pi)
 				e.uvarint(uint64(p.firstRow))
 				e.uvarint(uint64(p.rows))
 				e.uvarint(uint64(p.off))
@@ -397,10 +424,12 @@ func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int6
 		minBytes = 5
 	}
 	npages := d.count("pages", maxPagesPerChunk, minBytes)
-	c.pages = make([]pageMeta, npages)
+	c.ranges = make([]PageRange, 0, npages)
+	c.units = make([]pageUnit, 0, npages)
 	next, present := 0, 0
-	for pi := range c.pages {
-		p := &c.pages[pi]
+	for pi := 0; pi < npages; pi++ {
+		var pm pageMeta
+		p := &pm
 		p.firstRow = int(min(d.uvarint(), maxBlockRows))
 		p.rows = int(min(d.uvarint(), maxBlockRows))
 		p.off = int64(min(d.uvarint(), 1<<62))
@@ -438,6 +467,7 @@ func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int6
 		if !unitInRange(p.off, p.len, dataEnd) {
 			return fmt.Errorf("page unit [%d,+%d) out of range", p.off, p.len)
 		}
+		c.addPage(pm)
 	}
 	if d.err == nil && next != blockRows {
 		return fmt.Errorf("pages cover %d of %d rows", next, blockRows)
@@ -449,11 +479,8 @@ func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int6
 	for _, d := range c.dict {
 		c.stored += d.len
 	}
-	c.ranges = make([]PageRange, len(c.pages))
-	for i, p := range c.pages {
-		c.stored += p.len
-		c.ranges[i] = PageRange{FirstRow: p.firstRow, Rows: p.rows, Present: p.present,
-			HasRange: p.hasRange, MinInt: p.minI, MaxInt: p.maxI, MinFloat: p.minF, MaxFloat: p.maxF}
+	for _, u := range c.units {
+		c.stored += u.len
 	}
 	return nil
 }

@@ -324,8 +324,8 @@ func TestSparseReadsStaySparse(t *testing.T) {
 	if pc.enc != encDict || len(pc.dict) < 4 {
 		t.Fatalf("path column: encoding %d with %d dictionary pages, want a paged dictionary", pc.enc, len(pc.dict))
 	}
-	if mc := r.chunk(0, 1); len(mc.pages) < 10 || mc.histOff == 0 {
-		t.Fatalf("message column: %d pages, history at %d", len(mc.pages), mc.histOff)
+	if mc := r.chunk(0, 1); len(mc.ranges) < 10 || mc.histOff == 0 {
+		t.Fatalf("message column: %d pages, history at %d", len(mc.ranges), mc.histOff)
 	}
 	rows := []int32{17, 15000, 29999}
 	var v vec.Vector

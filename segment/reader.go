@@ -549,8 +549,9 @@ func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, mode cach
 	}
 	hist := r.history(c, mode)
 	reserved := false
-	for pi := range c.pages {
-		p := &c.pages[pi]
+	for pi := range c.ranges {
+		pm := c.page(pi)
+		p := &pm
 		lo, hi := max(from, p.firstRow), min(to, p.firstRow+p.rows)
 		if lo >= hi {
 			continue
@@ -695,13 +696,13 @@ func (r *Reader) CheckBlock(b int) error {
 			nulls = v.Nulls.Count()
 		}
 		if bm.rows-nulls != c.present {
-			return corruptf(r.path, "chunk", c.pages[0].off, "column %q block %d: %d values, footer says %d", r.ft.cols[c.col].Path, b, bm.rows-nulls, c.present)
+			return corruptf(r.path, "chunk", c.units[0].off, "column %q block %d: %d values, footer says %d", r.ft.cols[c.col].Path, b, bm.rows-nulls, c.present)
 		}
 		if r.ft.cols[c.col].Type == TypeTimestamp && r.ft.cols[c.col].Path == "timestamp" {
 			for i := 0; i < bm.rows; i++ {
 				ts := v.Ints[i]
 				if ts < bm.minTime || ts > bm.maxTime || (i > 0 && ts < v.Ints[i-1]) {
-					return corruptf(r.path, "chunk", c.pages[0].off, "block %d: timestamps out of order or outside the block's range", b)
+					return corruptf(r.path, "chunk", c.units[0].off, "block %d: timestamps out of order or outside the block's range", b)
 				}
 			}
 		}
@@ -738,8 +739,8 @@ func (r *Reader) BlockAt(off int64) int {
 				for _, d := range c.dict {
 					note(d.off, d.len)
 				}
-				for _, p := range c.pages {
-					note(p.off, p.len)
+				for _, u := range c.units {
+					note(u.off, u.len)
 				}
 			}
 			r.spans[b] = [2]int64{lo, hi}
@@ -834,11 +835,12 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode ca
 	}
 	i := 0
 	hist := r.history(c, mode)
-	for pi := range c.pages {
+	for pi := range c.ranges {
 		if i >= n {
 			break
 		}
-		p := &c.pages[pi]
+		pm := c.page(pi)
+		p := &pm
 		end := int32(p.firstRow + p.rows)
 		if rows[i] >= end {
 			continue

@@ -429,7 +429,7 @@ func TestCorruption(t *testing.T) {
 	}
 	r := openSegment(t, fs, "/d/good.seg")
 	blk := r.ft.blocks[1]
-	pageOff := blk.chunks[3].pages[0].off
+	pageOff := blk.chunks[3].units[0].off
 	var dictOff int64
 	for _, c := range blk.chunks {
 		if c.dictEntries > 0 {

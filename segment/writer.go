@@ -433,7 +433,7 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 			if pageStatsOn {
 				pageStats(t, p, d, from, r+1, &pm)
 			}
-			cm.pages = append(cm.pages, pm)
+			cm.addPage(pm)
 			from, size = r+1, 0
 		}
 	}
@@ -736,14 +736,14 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 			nc.dict[i] = d
 			nc.dict[i].off, nc.dict[i].len = off, ln
 		}
-		nc.pages = make([]pageMeta, len(c.pages))
-		for i, p := range c.pages {
-			off, ln, err := copyUnit(p.off, p.len, "page")
+		nc.ranges = slices.Clone(c.ranges)
+		nc.units = make([]pageUnit, len(c.units))
+		for i, u := range c.units {
+			off, ln, err := copyUnit(u.off, u.len, "page")
 			if err != nil {
 				return err
 			}
-			nc.pages[i] = p
-			nc.pages[i].off, nc.pages[i].len = off, ln
+			nc.units[i] = pageUnit{off: off, len: ln}
 		}
 		bm.chunks = append(bm.chunks, nc)
 	}

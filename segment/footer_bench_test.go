@@ -1,0 +1,75 @@
+package segment
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/sediment/sediment/internal/vfs"
+)
+
+// BenchmarkOpenFooter opens a segment of 16 blocks of platform edge events
+// (the writer's default page layout): the footer is decoded and kept for
+// as long as the segment is open, so its bytes per page (footer-B/page,
+// from B/op) are memory every open segment holds.
+//
+//	go test ./segment -run '^$' -bench OpenFooter -count 6 | tee new.txt
+func BenchmarkOpenFooter(b *testing.B) {
+	data, _ := benchBlock(b)
+	descs := make([]ColumnDesc, len(benchCols))
+	for i, c := range benchCols {
+		descs[i] = ColumnDesc{Path: c.path, Type: c.typ}
+	}
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/b")
+	f, err := fs.Create("/b/s.seg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := NewWriter(f, descs, &WriterOptions{ZstdLevel: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const blocks = 16
+	for range blocks {
+		if err := w.WriteBlock(benchBlockRows, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	open := func() *Reader {
+		rf, err := fs.Open("/b/s.seg")
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := Open(rf, "s.seg")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}
+	r := open()
+	pages := 0
+	for blk := range r.NumBlocks() {
+		for col := range descs {
+			if ci, ok := r.Chunk(blk, col); ok {
+				pages += len(ci.Pages)
+			}
+		}
+	}
+	r.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		open().Close()
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	// What one Open allocates, spread over the pages (the footer's bytes
+	// dominate).
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(pages), "footer-B/page")
+}

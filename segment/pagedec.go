@@ -167,3 +167,45 @@ func decodePage(pv *pageView, t ColType, c *chunkMeta, sel rowSel, out *pageOut)
 	}
 	return fmt.Errorf("unknown encoding %d", c.enc)
 }
+
+// decodeFromStats writes the rows sel wants of page p of chunk c (column
+// type t) from the footer's statistics of the page alone, when they decide
+// them, and reports whether they did: no row of the page has a value, or
+// every row has the same one (the page's smallest and largest are equal):
+// an integer, or the code of a dictionary-encoded string. A read of a few
+// records then decompresses nothing of such a page (a column absent from
+// most events, one constant within a block of one project).
+func decodeFromStats(p *pageMeta, t ColType, c *chunkMeta, sel rowSel, out *pageOut) (bool, error) {
+	n := sel.n()
+	switch {
+	case p.present == 0:
+		for i := 0; i < n; i++ {
+			out.null(out.off + i)
+		}
+		return true, nil
+	case p.present != p.rows || !p.hasRange || p.minI != p.maxI:
+		return false, nil
+	case t == TypeInt64 || t == TypeTimestamp:
+		// Values (of a dictionary-encoded int chunk too: its page
+		// statistics are of values, not codes).
+		for i := 0; i < n; i++ {
+			out.dst.Ints[out.off+i] = p.minI
+		}
+		return true, nil
+	case t == TypeString && c.enc == encDict:
+		nd := c.dictEntries
+		if out.dict != nil {
+			nd = len(out.dict.strs)
+		}
+		if p.minI < 0 || p.minI >= int64(nd) {
+			return true, fmt.Errorf("page statistics: dictionary code %d of %d", p.minI, nd)
+		}
+		for i := 0; i < n; i++ {
+			if err := out.putCode(t, out.off+i, uint32(p.minI)); err != nil {
+				return true, err
+			}
+		}
+		return true, nil
+	}
+	return false, nil
+}

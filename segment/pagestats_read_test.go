@@ -124,3 +124,44 @@ func vecValue(v *vec.Vector, k int, t ColType) any {
 	}
 	return fmt.Sprintf("unexpected type %v", t)
 }
+
+// TestSmallDictionariesKept: a read of a few rows decodes a small
+// dictionary whole and keeps it in the dictionary cache, even a read that
+// keeps no pages (the records of rare matches, built again by the next
+// run of the query); a big dictionary is read entry by entry and not kept.
+func TestSmallDictionariesKept(t *testing.T) {
+	const rows = 4000
+	ts := testColumn{desc: ColumnDesc{Path: "timestamp", Type: TypeTimestamp}}
+	country := testColumn{desc: ColumnDesc{Path: "country", Type: TypeString}}
+	ip := testColumn{desc: ColumnDesc{Path: "ip", Type: TypeString}}
+	for i := 0; i < rows; i++ {
+		ts.vals = append(ts.vals, int64(i))
+		country.vals = append(country.vals, []string{"DE", "FR", "US", "JP", "BR", "IN", "NG", "AU", "CA", "MX"}[i*7%10])
+		ip.vals = append(ip.vals, fmt.Sprintf("10.1.%d.%d", i%700/200, i%700%200))
+	}
+	cols := []testColumn{ts, country, ip}
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	writeSegment(t, fs, "/d/s.seg", cols, rows, nil)
+	r := openSegment(t, fs, "/d/s.seg")
+	defer r.Close()
+	if c := r.chunk(0, 2); c.enc != encDict || smallDict(c) || !smallDict(r.chunk(0, 1)) {
+		t.Fatalf("the test wants a small dictionary for country and a big one for ip: ip enc %d dict %v", c.enc, c.dict)
+	}
+	defer SetDictCacheBytes(SetDictCacheBytes(1 << 20))
+	DropCaches()
+	var v vec.Vector
+	for k, col := range []int{2, 1} {
+		for _, row := range []int32{17, 3999} {
+			if err := r.ReadRowsOnce(0, col, []int32{row}, &v); err != nil {
+				t.Fatal(err)
+			}
+			if got := vecValue(&v, 0, TypeString); got != cols[col].vals[row] {
+				t.Fatalf("%s row %d: %v, want %v", cols[col].desc.Path, row, got, cols[col].vals[row])
+			}
+		}
+		if kept := DictCacheBytes(); k == 0 && kept != 0 || k == 1 && kept == 0 {
+			t.Fatalf("after reading %s: %d bytes of dictionaries kept", cols[col].desc.Path, kept)
+		}
+	}
+}

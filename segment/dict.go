@@ -174,14 +174,8 @@ type dictPage struct {
 
 func parseDictPage(body []byte, entries int) (dictPage, error) {
 	// The bytes start after entries varints.
-	start, seen := 0, 0
-	for start < len(body) && seen < entries {
-		if body[start] < 0x80 {
-			seen++
-		}
-		start++
-	}
-	if seen < entries {
+	start, ok := varintsEnd(body, entries)
+	if !ok {
 		return dictPage{}, fmt.Errorf("dictionary page of %d bytes for %d entries", len(body), entries)
 	}
 	return dictPage{lens: body[:start], data: body[start:], entries: entries}, nil

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -53,10 +54,7 @@ func parsePage(body []byte, rows int) (pageView, error) {
 			return pv, errShort
 		}
 		pv.bitmap, rest = rest[:nb], rest[nb:]
-		pv.present = 0
-		for _, x := range pv.bitmap {
-			pv.present += bits.OnesCount8(x)
-		}
+		pv.present = countOnes(pv.bitmap)
 	default:
 		return pv, fmt.Errorf("bad validity kind %d", body[0])
 	}
@@ -208,4 +206,41 @@ func decodeFromStats(p *pageMeta, t ColType, c *chunkMeta, sel rowSel, out *page
 		return true, nil
 	}
 	return false, nil
+}
+
+// countOnes counts the set bits of b, eight bytes at a time (a page's
+// bitmap is a kilobyte: every read of a page with NULLs counts it).
+func countOnes(b []byte) int {
+	n := 0
+	for len(b) >= 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	for _, x := range b {
+		n += bits.OnesCount8(x)
+	}
+	return n
+}
+
+// varintsEnd returns where the first k uvarints of b end (the lengths
+// that lead encBytes pages and dictionary pages), and false when b holds
+// fewer. A uvarint ends at a byte below 0x80: eight bytes at a time, it
+// counts those.
+func varintsEnd(b []byte, k int) (int, bool) {
+	pos, seen := 0, 0
+	for pos+8 <= len(b) {
+		ends := bits.OnesCount64(^binary.LittleEndian.Uint64(b[pos:]) & 0x8080808080808080)
+		if seen+ends >= k {
+			break
+		}
+		seen += ends
+		pos += 8
+	}
+	for pos < len(b) && seen < k {
+		if b[pos] < 0x80 {
+			seen++
+		}
+		pos++
+	}
+	return pos, seen >= k
 }

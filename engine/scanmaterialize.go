@@ -40,12 +40,11 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			}
 		}
 		sort.Slice(idxs, func(i, j int) bool { return refs[idxs[i]] < refs[idxs[j]] })
+		objects := presenceOrder(cols)
 		emit := func(cr colReader, rows []int32, at []int) error {
 			vecs := make([]vec.Vector, len(cols))
-			for k, c := range cols {
-				if err := cr.read(c, 0, 0, rows, &vecs[k]); err != nil {
-					return err
-				}
+			if err := readRecordColumns(cr, cols, objects, rows, vecs); err != nil {
+				return err
 			}
 			rb := newRecordBuilder(cols, vecs, path)
 			for k := range rows {

@@ -63,10 +63,27 @@ func (r *Reader) dictMode(b int, c *chunkMeta, mode cacheMode) (*dictData, error
 			size += int64(len(body))
 		}
 	}
-	if mode == cacheFill {
+	if mode == cacheFill || mode == cacheNoFill && smallDict(c) {
 		dicts.put(key, d, size+16*int64(len(d.strs))+8*int64(len(d.ints))+64)
 	}
 	return d, nil
+}
+
+// Small dictionaries: a single unit of at most smallDictEntries entries
+// and smallDictBytes stored, such as those of countries, status codes or
+// hosts. Every read keeps them in the dictionary cache, a single pass over
+// much data too, and a read of a few rows decodes them whole rather than
+// entry by entry: a record of platform events holds a few dozen such
+// columns, each of which cost a read of its dictionary page every time the
+// record was built, and they take little to keep.
+const (
+	smallDictEntries = 256
+	smallDictBytes   = 8 << 10
+)
+
+// smallDict reports whether chunk c's dictionary is small.
+func smallDict(c *chunkMeta) bool {
+	return len(c.dict) == 1 && c.dictEntries <= smallDictEntries && c.dict[0].len <= smallDictBytes
 }
 
 // decodeDictV1 decodes a version 1 dictionary unit.
@@ -157,14 +174,8 @@ type dictPage struct {
 
 func parseDictPage(body []byte, entries int) (dictPage, error) {
 	// The bytes start after entries varints.
-	start, seen := 0, 0
-	for start < len(body) && seen < entries {
-		if body[start] < 0x80 {
-			seen++
-		}
-		start++
-	}
-	if seen < entries {
+	start, ok := varintsEnd(body, entries)
+	if !ok {
 		return dictPage{}, fmt.Errorf("dictionary page of %d bytes for %d entries", len(body), entries)
 	}
 	return dictPage{lens: body[:start], data: body[start:], entries: entries}, nil
@@ -202,7 +213,8 @@ type dictLookup struct {
 }
 
 // newDictLookup prepares entry reads of chunk c of block b: from the whole
-// dictionary when it is cached or the version has no pages.
+// dictionary when it is cached, small (read whole, and kept), or the
+// version has no pages.
 func (r *Reader) newDictLookup(b int, c *chunkMeta, mode cacheMode) (*dictLookup, error) {
 	l := &dictLookup{r: r, c: c, mode: mode, pi: -1}
 	if mode != cacheBypass {
@@ -211,7 +223,7 @@ func (r *Reader) newDictLookup(b int, c *chunkMeta, mode cacheMode) (*dictLookup
 			return l, nil
 		}
 	}
-	if r.version == FormatV1 {
+	if r.version == FormatV1 || mode != cacheBypass && smallDict(c) {
 		d, err := r.dictMode(b, c, mode)
 		if err != nil {
 			return nil, err

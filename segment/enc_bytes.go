@@ -26,14 +26,8 @@ func appendBytesValues(dst []byte, d *ColumnData, from, to int) []byte {
 func decodeBytes(pv *pageView, sel rowSel, out *pageOut) error {
 	vals := pv.vals
 	// Where the bytes start: after present varints.
-	start, seen := 0, 0
-	for start < len(vals) && seen < pv.present {
-		if vals[start] < 0x80 {
-			seen++
-		}
-		start++
-	}
-	if seen < pv.present {
+	start, ok := varintsEnd(vals, pv.present)
+	if !ok {
 		return errShort
 	}
 	data := vals[start:]

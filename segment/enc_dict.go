@@ -90,7 +90,6 @@ func decodeDictCodes(pv *pageView, t ColType, c *chunkMeta, sel rowSel, out *pag
 		nd = len(out.dict.strs) + len(out.dict.ints)
 	}
 	n := sel.n()
-	dst := out.dst
 	rk := ranker{bitmap: pv.bitmap}
 	for i := 0; i < n; i++ {
 		r := sel.at(i)
@@ -112,27 +111,36 @@ func decodeDictCodes(pv *pageView, t ColType, c *chunkMeta, sel rowSel, out *pag
 		if int(code) >= nd {
 			return fmt.Errorf("dictionary code %d of %d", code, nd)
 		}
-		switch {
-		case out.look != nil && t == TypeString:
-			e, err := out.look.str(code)
-			if err != nil {
-				return err
-			}
-			dst.Bytes = append(dst.Bytes, e...)
-			if err := out.endStr(j); err != nil {
-				return err
-			}
-		case out.look != nil:
-			x, err := out.look.int(code)
-			if err != nil {
-				return err
-			}
-			dst.Ints[j] = x
-		case t == TypeString:
-			dst.Codes[j] = code
-		default:
-			dst.Ints[j] = out.dict.ints[code]
+		if err := out.putCode(t, j, code); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// putCode writes dictionary code (checked against the dictionary's size)
+// as row j: as a code, or the entry's value (ints from the whole
+// dictionary, or single entries through out.look).
+func (out *pageOut) putCode(t ColType, j int, code uint32) error {
+	dst := out.dst
+	switch {
+	case out.look != nil && t == TypeString:
+		e, err := out.look.str(code)
+		if err != nil {
+			return err
+		}
+		dst.Bytes = append(dst.Bytes, e...)
+		return out.endStr(j)
+	case out.look != nil:
+		x, err := out.look.int(code)
+		if err != nil {
+			return err
+		}
+		dst.Ints[j] = x
+	case t == TypeString:
+		dst.Codes[j] = code
+	default:
+		dst.Ints[j] = out.dict.ints[code]
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -53,10 +54,7 @@ func parsePage(body []byte, rows int) (pageView, error) {
 			return pv, errShort
 		}
 		pv.bitmap, rest = rest[:nb], rest[nb:]
-		pv.present = 0
-		for _, x := range pv.bitmap {
-			pv.present += bits.OnesCount8(x)
-		}
+		pv.present = countOnes(pv.bitmap)
 	default:
 		return pv, fmt.Errorf("bad validity kind %d", body[0])
 	}
@@ -172,4 +170,83 @@ func decodePage(pv *pageView, t ColType, c *chunkMeta, sel rowSel, out *pageOut)
 		return decodeDerived(pv, c, sel, out)
 	}
 	return fmt.Errorf("unknown encoding %d", c.enc)
+}
+
+// decodeFromStats writes the rows sel wants of page p of chunk c (column
+// type t) from the footer's statistics of the page alone, when they decide
+// them, and reports whether they did: no row of the page has a value, or
+// every row has the same one (the page's smallest and largest are equal):
+// an integer, or the code of a dictionary-encoded string. A read of a few
+// records then decompresses nothing of such a page (a column absent from
+// most events, one constant within a block of one project).
+func decodeFromStats(p *pageMeta, t ColType, c *chunkMeta, sel rowSel, out *pageOut) (bool, error) {
+	n := sel.n()
+	switch {
+	case p.present == 0:
+		for i := 0; i < n; i++ {
+			out.null(out.off + i)
+		}
+		return true, nil
+	case p.present != p.rows || !p.hasRange || p.minI != p.maxI:
+		return false, nil
+	case t == TypeInt64 || t == TypeTimestamp:
+		// Values (of a dictionary-encoded int chunk too: its page
+		// statistics are of values, not codes).
+		for i := 0; i < n; i++ {
+			out.dst.Ints[out.off+i] = p.minI
+		}
+		return true, nil
+	case t == TypeString && c.enc == encDict:
+		nd := c.dictEntries
+		if out.dict != nil {
+			nd = len(out.dict.strs)
+		}
+		if p.minI < 0 || p.minI >= int64(nd) {
+			return true, fmt.Errorf("page statistics: dictionary code %d of %d", p.minI, nd)
+		}
+		for i := 0; i < n; i++ {
+			if err := out.putCode(t, out.off+i, uint32(p.minI)); err != nil {
+				return true, err
+			}
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// countOnes counts the set bits of b, eight bytes at a time (a page's
+// bitmap is a kilobyte: every read of a page with NULLs counts it).
+func countOnes(b []byte) int {
+	n := 0
+	for len(b) >= 8 {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	for _, x := range b {
+		n += bits.OnesCount8(x)
+	}
+	return n
+}
+
+// varintsEnd returns where the first k uvarints of b end (the lengths
+// that lead encBytes pages and dictionary pages), and false when b holds
+// fewer. A uvarint ends at a byte below 0x80: eight bytes at a time, it
+// counts those.
+func varintsEnd(b []byte, k int) (int, bool) {
+	pos, seen := 0, 0
+	for pos+8 <= len(b) {
+		ends := bits.OnesCount64(^binary.LittleEndian.Uint64(b[pos:]) & 0x8080808080808080)
+		if seen+ends >= k {
+			break
+		}
+		seen += ends
+		pos += 8
+	}
+	for pos < len(b) && seen < k {
+		if b[pos] < 0x80 {
+			seen++
+		}
+		pos++
+	}
+	return pos, seen >= k
 }

@@ -601,16 +601,24 @@ func (r *Reader) history(c *chunkMeta, mode cacheMode) historyOf {
 // decodeFrom reads page p of chunk c and decodes the rows sel wants, the
 // history (if any) through hist.
 func (r *Reader) decodeFrom(b, col int, c *chunkMeta, p *pageMeta, sel rowSel, out *pageOut, mode cacheMode, hist historyOf) error {
-	body, pooled, err := r.page(p.off, p.len, "page", mode, hist)
-	if err != nil {
-		return err
+	var err error
+	done := false
+	if mode != cacheBypass { // a check reads every page
+		done, err = decodeFromStats(p, r.ft.cols[col].Type, c, sel, out)
 	}
-	pv, err := parsePage(body, p.rows)
-	if err == nil {
-		err = decodePage(&pv, r.ft.cols[col].Type, c, sel, out)
-	}
-	if pooled {
-		putBuf(body)
+	if !done {
+		var body []byte
+		var pooled bool
+		if body, pooled, err = r.page(p.off, p.len, "page", mode, hist); err != nil {
+			return err
+		}
+		var pv pageView
+		if pv, err = parsePage(body, p.rows); err == nil {
+			err = decodePage(&pv, r.ft.cols[col].Type, c, sel, out)
+		}
+		if pooled {
+			putBuf(body)
+		}
 	}
 	var ce *CorruptError
 	if err != nil && !errors.As(err, &ce) && err != errTooBig {

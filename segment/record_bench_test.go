@@ -3,6 +3,7 @@ package segment
 import (
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,7 +61,8 @@ func recordColumns() ([]ColumnDesc, []*ColumnData) {
 		walk = func(r int, prefix string, v *event.Value) {
 			for i := range v.Kids {
 				kid := &v.Kids[i]
-				path := prefix + kid.Key
+				// A copy: the key may alias the parser's buffer, reused below.
+				path := strings.Clone(prefix + kid.Key)
 				var d *ColumnData
 				switch kid.Kind {
 				case event.Object:

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sediment/sediment/event"
+	"github.com/sediment/sediment/internal/vec"
+	"github.com/sediment/sediment/internal/vfs"
+	"github.com/sediment/sediment/sql/scan"
+)
+
+// TestRecordsWithEmptyObjects rebuilds records whose objects are empty,
+// nested in empty ones, or hold values, from the head and from a segment:
+// an object's presence column is read only for rows with nothing under it,
+// and the records are the events' own metadata either way.
+func TestRecordsWithEmptyObjects(t *testing.T) {
+	obj := event.ObjectValue
+	str := event.StringValue
+	m := event.Member
+	// Members in path order, as the record builder writes them.
+	metas := []event.Value{
+		obj(m("request", obj(m("sb", obj()))), m("response", obj(m("status", str("200"))))),
+		obj(m("request", obj(m("sb", obj(m("jwt", obj(m("role", str("anon")))))))), m("response", obj())),
+		obj(m("request", obj())),
+		obj(m("response", obj(m("status", str("404"))))),
+		obj(m("request", obj(m("method", str("GET")), m("sb", obj(m("jwt", obj())))))),
+	}
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, err := e.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	want := map[int64]string{}
+	for i := 0; i < 200; i++ {
+		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
+		meta := metas[i%len(metas)]
+		ev.Fields = obj(m("metadata", meta))
+		evs = append(evs, ev)
+		want[ev.Timestamp] = string(appendBQJSON(nil, &meta, true))
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	check := func(where string) {
+		sn := s.Snapshot()
+		defer sn.Release()
+		req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime,
+			Columns: []scan.Column{{Path: "timestamp", Type: vec.Timestamp}, {Path: "metadata", Kind: scan.Record}}}
+		sc, err := sn.Table("src").Open(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var times, refs []int64
+		for _, u := range sc.Units() {
+			if err := u.Read(context.Background(), func(b *vec.Batch) error {
+				b.ForEach(func(i int) {
+					times = append(times, b.Cols[0].Ints[i])
+					refs = append(refs, b.Cols[1].Ints[i])
+				})
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(refs) != len(evs) {
+			t.Fatalf("%s: %d rows, want %d", where, len(refs), len(evs))
+		}
+		// One record at a time (a rare match per block), then all at once.
+		for k := range refs {
+			got := make([]string, 1)
+			if err := sc.Materialize(context.Background(), "metadata", true, refs[k:k+1], got); err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != want[times[k]] {
+				t.Fatalf("%s: record at %d: %s, want %s", where, times[k], got[0], want[times[k]])
+			}
+		}
+		all := make([]string, len(refs))
+		if err := sc.Materialize(context.Background(), "metadata", true, refs, all); err != nil {
+			t.Fatal(err)
+		}
+		for k := range refs {
+			if all[k] != want[times[k]] {
+				t.Fatalf("%s: record at %d read with the others: %s, want %s", where, times[k], all[k], want[times[k]])
+			}
+		}
+	}
+	check("head")
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	check("segment")
+}

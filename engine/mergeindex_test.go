@@ -227,3 +227,35 @@ func (m *memUnits) WriteUnit(p []byte) (int64, int64, error) {
 }
 
 func (m *memUnits) ReadUnit(off, n int64) ([]byte, error) { return m.data[off : off+n], nil }
+
+// TestConcatenationWithTokensNotIndexedEverywhere: segments copied into
+// one by compaction, where one was written while the text field's tokens
+// were indexed and the next while they were not (the setting changed in
+// between): the copied segment's index must not keep the first one's
+// token field, which would claim the second one's tokens absent.
+func TestConcatenationWithTokensNotIndexedEverywhere(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	e := openTestEngine(t, fs, opts)
+	s, _ := e.Shard(shardID)
+	appendRange(t, s, 0, 100, 1_700_000_000_000_000)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	opts.TextIndexPaths = []string{"other"}
+	e = openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ = e.Shard(shardID)
+	appendRange(t, s, 100, 200, 1_700_000_000_000_000)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Compact(); err != nil || n != 2 {
+		t.Fatalf("compacted %d: %v", n, err)
+	}
+	if s.stats.concatenated.Load() != 1 {
+		t.Fatal("the segments were merged row by row, not copied")
+	}
+	checkClean(t, e)
+}

@@ -175,6 +175,7 @@ type mergedField struct {
 // built by AddText for path.
 func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 	terms := map[string]*mergedTerm{}
+	var slab []mergedTerm // terms are taken from slabs: one allocation for many
 	long := roaring.New()
 	for _, in := range inputs {
 		for _, r := range in.RowMap {
@@ -200,7 +201,11 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 		for i := 0; i < f.Terms; i++ {
 			m := terms[t.strs[i]]
 			if m == nil {
-				m = &mergedTerm{}
+				if len(slab) == cap(slab) {
+					slab = make([]mergedTerm, 0, postingsSlab)
+				}
+				slab = slab[:len(slab)+1]
+				m = &slab[len(slab)-1]
 				terms[strings.Clone(t.strs[i])] = m
 			}
 			m.card += uint64(t.card[i])

@@ -285,7 +285,6 @@ func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (*segRe
 	}
 	defer out.abortUnlessCommitted()
 	w := out.w
-	text := s.textIndexPaths()
 	var inputs []index.MergeInput
 	offset := uint32(0)
 	// The blocks keep what they hold of the sort key; those of inputs
@@ -331,7 +330,9 @@ func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (*segRe
 			case index.KindBool:
 				return r.Column(path, segment.TypeBool) >= 0
 			case index.KindToken:
-				return text[path] && r.Column(path, segment.TypeString) >= 0
+				// Whether or not path is a text field now: a segment
+				// written while it was not has no tokens of it.
+				return r.Column(path, segment.TypeString) >= 0
 			}
 			return path != "id" && r.Column(path, segment.TypeString) >= 0
 		}})

@@ -266,6 +266,11 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 	if tsCol < 0 {
 		return nil, errors.New("no timestamp column")
 	}
+	var merged map[string]bool // text fields whose tokens come from the inputs' indexes
+	tm, _ := src.(textMerger)
+	if tm != nil {
+		merged = tm.mergeTextPaths(text)
+	}
 	var tsData, colData segment.ColumnData
 	specs := src.blocks()
 	if meta.sortKey = src.sortKey(); meta.sortKey != "" {
@@ -313,7 +318,7 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 				if c.Path != "id" {
 					ib.AddStrings(c.Path, uint32(from), v)
 				}
-				if text[c.Path] {
+				if text[c.Path] && !merged[c.Path] {
 					ib.AddText(c.Path, uint32(from), v)
 				}
 			case segment.TypeInt64:
@@ -323,6 +328,11 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 			}
 		}
 		if err := w.EndBlock(); err != nil {
+			return nil, err
+		}
+	}
+	if len(merged) > 0 {
+		if err := tm.mergeText(ib, merged); err != nil {
 			return nil, err
 		}
 	}

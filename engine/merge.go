@@ -54,7 +54,12 @@ type mergeSource struct {
 	pieces   []runPiece
 	pos      []int32
 	tmp      vec.Vector
-	remap    []int32
+	// pieceVecs are what the pieces of the column being filled are read
+	// into, one vector per piece: the column's plain strings alias their
+	// bytes until it is written, and each keeps its buffer for the next
+	// column (read with Reuse), instead of a new one per piece and column.
+	pieceVecs []vec.Vector
+	remap     []int32
 	// mcode is a string column's output dictionary codes by value, reused
 	// column after column (cleared for each) while it stays small.
 	mcode map[string]uint32
@@ -62,11 +67,17 @@ type mergeSource struct {
 	// rowsRead counts the values decoded by the last fillColumn calls,
 	// for tests of the merge's memory bound.
 	rowsRead int
+
+	// group is the merged segments; rowMaps, when tracked (see
+	// mergeTextPaths), gives for each input row the output row it became.
+	group   []*segRef
+	rowMaps [][]uint32
 }
 
 // mergeRun is one block of one input.
 type mergeRun struct {
 	in, b int
+	first int // the block's first row in its segment
 	// slabs gives the output class of the run's rows by slab: those of its
 	// key value's, or of the mixed rows (nil without a sort key); the heap
 	// merges class by class (see sortkey.go).
@@ -97,7 +108,7 @@ type runPiece struct {
 // older than cutoff are skipped without being read; blocks that straddle
 // it have their timestamps read once to count what is kept.
 func newMergeSource(group []*segRef, cutoff int64, sortKey string, blockRows int) (*mergeSource, error) {
-	ms := &mergeSource{key: sortKey}
+	ms := &mergeSource{key: sortKey, group: group}
 	for _, g := range group {
 		ms.inputs = append(ms.inputs, g.r)
 		ms.tsIn = append(ms.tsIn, g.r.Column("timestamp", segment.TypeTimestamp))
@@ -115,7 +126,7 @@ func newMergeSource(group []*segRef, cutoff int64, sortKey string, blockRows int
 			if _, damaged := group[i].damaged(b); damaged {
 				continue // set aside: its rows are in no output row
 			}
-			run := mergeRun{in: i, b: b, minTime: bi.MinTime}
+			run := mergeRun{in: i, b: b, first: bi.FirstRow, minTime: bi.MinTime}
 			if bi.MinTime < cutoff {
 				if err := r.ReadColumnOnce(b, ms.tsIn[i], 0, bi.Rows, &ms.tmp); err != nil {
 					return nil, err
@@ -240,6 +251,9 @@ func (ms *mergeSource) advance(from, to int) error {
 			heap.Fix(h, 0)
 			continue
 		}
+		if ms.rowMaps != nil {
+			ms.rowMaps[run.in][run.first+run.pos] = uint32(from + len(ms.order))
+		}
 		ms.order = append(ms.order, runRow{run: uint32(ri), row: uint32(run.pos)})
 		run.pos++
 		if run.pos == len(run.ts) {
@@ -340,7 +354,10 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 		d.Codes = growSlice(d.Codes, n)
 	}
 	any := false
-	for _, p := range ms.pieces {
+	if len(ms.pieceVecs) < len(ms.pieces) {
+		ms.pieceVecs = append(ms.pieceVecs, make([]vec.Vector, len(ms.pieces)-len(ms.pieceVecs))...)
+	}
+	for pi, p := range ms.pieces {
 		run := &ms.runs[p.run]
 		pos := ms.pos[p.at : p.at+p.hi-p.lo]
 		col := ms.colIn[ci][run.in]
@@ -350,8 +367,8 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 			}
 			continue
 		}
-		v := &ms.tmp
-		if err := ms.inputs[run.in].ReadColumnOnce(run.b, col, p.lo, p.hi, v); err != nil {
+		v := &ms.pieceVecs[pi]
+		if err := ms.inputs[run.in].Read(run.b, col, p.lo, p.hi, nil, v, segment.ReadOptions{Once: true, Reuse: true}); err != nil {
 			return false, err
 		}
 		ms.rowsRead += p.hi - p.lo

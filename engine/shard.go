@@ -137,6 +137,9 @@ type shardCounters struct {
 	// Events cut to MaxEventFields, and the fields they lost.
 	eventsOverFieldCap atomic.Int64
 	fieldsOverEventCap atomic.Int64
+	// Text fields whose token index a merge took from its inputs' indexes
+	// (see mergeindex.go).
+	textIndexMerges atomic.Int64
 }
 
 // segRef is a segment with reference counting: the shard's list holds one

@@ -45,6 +45,8 @@ type Builder struct {
 	rows uint32
 	// byCode is rowsByCode's memory, reused vector after vector.
 	byCode byCode
+	// merged holds the token fields MergeText built, written as they are.
+	merged map[fieldKey]*mergedField
 }
 
 type fieldKey struct {
@@ -418,6 +420,9 @@ func (b *Builder) AddText(path string, base uint32, v *vec.Vector) {
 
 // Empty reports whether nothing would be written.
 func (b *Builder) Empty() bool {
+	if len(b.merged) > 0 {
+		return false
+	}
 	for _, f := range b.fields {
 		if !f.dropped {
 			return false
@@ -475,16 +480,25 @@ type termOut struct {
 
 // Write stores the postings through w and returns the directory bytes.
 func (b *Builder) Write(w UnitWriter) ([]byte, error) {
-	keys := make([]fieldKey, 0, len(b.fields))
+	keys := make([]fieldKey, 0, len(b.fields)+len(b.merged))
 	for k, f := range b.fields {
 		if !f.dropped {
 			keys = append(keys, k)
 		}
 	}
+	for k := range b.merged {
+		keys = append(keys, k)
+	}
 	sortFieldKeys(keys)
 	keys = keys[:min(len(keys), maxFields)]
 	fw := newFieldWriter(w)
 	for _, k := range keys {
+		if m := b.merged[k]; m != nil {
+			if err := fw.field(k.path, k.kind, m.terms, m.long, b.frequentAbove(k.kind)); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		f := b.fields[k]
 		var terms []termOut
 		switch f.kind {

@@ -2,6 +2,8 @@ package index
 
 import (
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -124,4 +126,250 @@ func Merge(inputs []MergeInput, w UnitWriter, opts *BuilderOptions) ([]byte, err
 		}
 	}
 	return fw.finish(), nil
+}
+
+// MappedInput is the index of one segment whose rows are merged, in any
+// order, into the segment being built: row r of the input is row
+// RowMap[r] of the merged segment.
+type MappedInput struct {
+	Index  *Index
+	RowMap []uint32
+	// Values, when set, calls fn with the input's value of the field in
+	// each row that has one, rows in ascending order. MergeText reads
+	// them to find the rows of the tokens the input kept no postings for
+	// (frequent there) that are not frequent in the merged segment;
+	// without it such tokens stay frequent.
+	Values func(fn func(row uint32, s string)) error
+}
+
+// mergedTerm is a token's rows in the merged segment and its count. It is
+// frequent while the rows of some input are not known (freqIn lists those
+// inputs).
+type mergedTerm struct {
+	rows     []uint32
+	card     uint64
+	frequent bool
+	freqIn   []int
+	// lastRow is the input row last added while reading an input's values
+	// (plus one; 0 none), so that a token twice in a row counts once.
+	lastRow uint32
+}
+
+// mergedField is a token field MergeText built, written as it is.
+type mergedField struct {
+	terms []termOut
+	long  *roaring.Bitmap
+}
+
+// MergeText indexes the tokens of the text field path from the token
+// indexes of the segments whose rows make up the one being built, instead
+// of tokenising every value again: each input's postings and long rows
+// are carried over through its RowMap. Every input holding values of the
+// field must have its token field and every row of every input must be
+// mapped (the caller checks both), so that every token of the merged
+// column is a term. A token an input kept no postings for (frequent
+// there) but that is not frequent in the merged segment gets its rows
+// there from the input's Values (see recoverRows), so that the field is
+// the one AddText over the merged values would build; without Values it
+// stays frequent, which claims nothing absent. The field replaces one
+// built by AddText for path.
+func (b *Builder) MergeText(path string, inputs []MappedInput) error {
+	terms := map[string]*mergedTerm{}
+	var slab []mergedTerm // terms are taken from slabs: one allocation for many
+	long := roaring.New()
+	for _, in := range inputs {
+		for _, r := range in.RowMap {
+			b.rows = max(b.rows, r+1)
+		}
+	}
+	frequent := b.frequentAbove(kindToken)
+	for k, in := range inputs {
+		if in.Index == nil || !in.Index.Has(path, kindToken) {
+			continue
+		}
+		f, t, err := in.Index.lookup(path, kindToken)
+		if err != nil {
+			return err
+		}
+		mapRow := func(r uint32) (uint32, error) {
+			if int64(r) >= int64(len(in.RowMap)) {
+				return 0, corrupt("field %q: posting row %d past the segment's %d rows", path, r, len(in.RowMap))
+			}
+			return in.RowMap[r], nil
+		}
+		pr := &postingReader{ix: in.Index, f: f}
+		for i := 0; i < f.Terms; i++ {
+			m := terms[t.strs[i]]
+			if m == nil {
+				if len(slab) == cap(slab) {
+					slab = make([]mergedTerm, 0, postingsSlab)
+				}
+				slab = slab[:len(slab)+1]
+				m = &slab[len(slab)-1]
+				terms[strings.Clone(t.strs[i])] = m
+			}
+			m.card += uint64(t.card[i])
+			if m.card > frequent {
+				// Frequent in the merged segment whatever else comes.
+				m.frequent, m.rows, m.freqIn = true, nil, nil
+				continue
+			}
+			if t.pk[i] == postFrequent {
+				m.frequent = true
+				m.freqIn = append(m.freqIn, k)
+				continue
+			}
+			if t.pk[i] == postSingle {
+				r, err := mapRow(t.off[i])
+				if err != nil {
+					return err
+				}
+				m.rows = append(m.rows, r)
+				continue
+			}
+			bm, err := pr.termRows(t, i)
+			if err != nil {
+				return err
+			}
+			it := bm.ManyIterator()
+			var buf [256]uint32
+			for n := it.NextMany(buf[:]); n > 0; n = it.NextMany(buf[:]) {
+				for _, r := range buf[:n] {
+					mr, err := mapRow(r)
+					if err != nil {
+						return err
+					}
+					m.rows = append(m.rows, mr)
+				}
+			}
+		}
+		if f.longUnit > 0 {
+			lr, err := pr.bitmap(f.longUnit-1, f.longOff, f.longLen)
+			if err != nil {
+				return err
+			}
+			it := lr.Iterator()
+			for it.HasNext() {
+				mr, err := mapRow(it.Next())
+				if err != nil {
+					return err
+				}
+				long.Add(mr)
+			}
+		}
+	}
+	if err := recoverRows(path, inputs, terms, frequent); err != nil {
+		return err
+	}
+	out := make([]termOut, 0, len(terms))
+	for key, m := range terms {
+		if m.frequent {
+			out = append(out, termOut{key: key, card: m.card, frequent: true})
+			continue
+		}
+		// Rows are distinct (a RowMap maps rows one to one): sorted,
+		// they are the term's postings, their number its count.
+		slices.Sort(m.rows)
+		out = append(out, termOut{key: key, rows: m.rows, card: uint64(len(m.rows))})
+	}
+	k := fieldKey{path, kindToken}
+	delete(b.fields, k)
+	if b.merged == nil {
+		b.merged = map[fieldKey]*mergedField{}
+	}
+	b.merged[k] = &mergedField{terms: out, long: long}
+	return nil
+}
+
+// recoverRows finds, in the values of the inputs that kept no postings
+// for them, the rows of the tokens that are not frequent in the merged
+// segment (at most frequent rows), so that the merged index keeps their
+// postings as indexing the merged values would. A token whose rows are
+// not all found (an input without Values, or an index that disagrees with
+// its values) stays frequent: that claims nothing absent.
+func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm, frequent uint64) error {
+	wanted := map[int]map[string]*mergedTerm{} // by input
+	for key, m := range terms {
+		if !m.frequent || m.card > frequent {
+			continue
+		}
+		for _, k := range m.freqIn {
+			if wanted[k] == nil {
+				wanted[k] = map[string]*mergedTerm{}
+			}
+			wanted[k][key] = m
+		}
+	}
+	lost := map[*mergedTerm]bool{}
+	for k, want := range wanted {
+		in := inputs[k]
+		if in.Values == nil {
+			for _, m := range want {
+				lost[m] = true
+			}
+			continue
+		}
+		var maybe tokenFilter
+		for tok, m := range want {
+			m.lastRow = 0
+			maybe.add(tok)
+		}
+		var bad error
+		err := in.Values(func(row uint32, s string) {
+			if bad != nil {
+				return
+			}
+			if int64(row) >= int64(len(in.RowMap)) {
+				bad = corrupt("field %q: value of row %d past the segment's %d rows", path, row, len(in.RowMap))
+				return
+			}
+			Tokenize(s, func(tok string) {
+				if !maybe.has(tok) {
+					return
+				}
+				if m := want[tok]; m != nil && m.lastRow != row+1 {
+					m.lastRow = row + 1
+					m.rows = append(m.rows, in.RowMap[row])
+				}
+			})
+		})
+		if err == nil {
+			err = bad
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, want := range wanted {
+		for _, m := range want {
+			if !lost[m] && uint64(len(m.rows)) == m.card {
+				m.frequent = false
+			}
+		}
+	}
+	return nil
+}
+
+// tokenFilter is a bitset over a cheap hash of tokens: a token not in it
+// is not one of those added, which spares most tokens a map lookup.
+type tokenFilter [1 << 10]uint64
+
+// tokenHash mixes a token's length and three of its bytes into 16 bits.
+func tokenHash(tok string) uint32 {
+	n := len(tok)
+	if n == 0 {
+		return 0
+	}
+	x := uint32(n) | uint32(tok[0])<<8 | uint32(tok[n/2])<<16 | uint32(tok[n-1])<<24
+	return (x * 2654435761) >> 16
+}
+
+func (f *tokenFilter) add(tok string) {
+	h := tokenHash(tok)
+	f[h>>6] |= 1 << (h & 63)
+}
+
+func (f *tokenFilter) has(tok string) bool {
+	h := tokenHash(tok)
+	return f[h>>6]&(1<<(h&63)) != 0
 }

@@ -323,6 +323,19 @@ func (ms *mergeSource) cutPieces() error {
 // while every piece read is (the dictionaries are merged once per entry
 // used), and fall back to plain strings otherwise.
 func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error) {
+	return ms.fill(ci, from, to, d, false)
+}
+
+// fillColumnAside is fillColumn for a segment writer's fetch of another
+// column while it writes one (segment.ColumnFetcher): the values it
+// gives must not share the reused read buffers that the column being
+// written, or an earlier fetch, still points into, so its pieces are
+// read into vectors of their own.
+func (ms *mergeSource) fillColumnAside(ci, from, to int, d *segment.ColumnData) (bool, error) {
+	return ms.fill(ci, from, to, d, true)
+}
+
+func (ms *mergeSource) fill(ci, from, to int, d *segment.ColumnData, aside bool) (bool, error) {
 	if from != ms.from || to != ms.to {
 		if err := ms.advance(from, to); err != nil {
 			return false, err
@@ -357,6 +370,10 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 	if len(ms.pieceVecs) < len(ms.pieces) {
 		ms.pieceVecs = append(ms.pieceVecs, make([]vec.Vector, len(ms.pieces)-len(ms.pieceVecs))...)
 	}
+	vecs := ms.pieceVecs
+	if aside {
+		vecs = make([]vec.Vector, len(ms.pieces))
+	}
 	for pi, p := range ms.pieces {
 		run := &ms.runs[p.run]
 		pos := ms.pos[p.at : p.at+p.hi-p.lo]
@@ -367,8 +384,8 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 			}
 			continue
 		}
-		v := &ms.pieceVecs[pi]
-		if err := ms.inputs[run.in].Read(run.b, col, p.lo, p.hi, nil, v, segment.ReadOptions{Once: true, Reuse: true}); err != nil {
+		v := &vecs[pi]
+		if err := ms.inputs[run.in].Read(run.b, col, p.lo, p.hi, nil, v, segment.ReadOptions{Once: true, Reuse: !aside}); err != nil {
 			return false, err
 		}
 		ms.rowsRead += p.hi - p.lo

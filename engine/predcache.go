@@ -53,16 +53,16 @@ type predCacheEntry struct {
 }
 
 var predCache = struct {
-	mu     sync.Mutex
-	m      map[predCacheKey]*list.Element
-	lru    list.List // front: most recently used
+	mu  sync.Mutex
+	m   map[predCacheKey]*list.Element
+	lru list.List // front: most recently used
 	// perPred counts the entries of each predicate: warming (predwarm.go)
 	// computes only answers that queries store, not those of predicates
 	// a dictionary or the index decides.
 	perPred map[string]int
-	bytes  int
-	budget int // 0: no caching
-	hits   atomic.Uint64
+	bytes   int
+	budget  int // 0: no caching
+	hits    atomic.Uint64
 	// What warming new segments did (predwarm.go): block answers stored,
 	// segments or blocks left (queue full, removed, unreadable, closing),
 	// and panics recovered.

@@ -140,8 +140,7 @@ func TestWarmAfterFlush(t *testing.T) {
 		queryFromCache(t, s, all, sg, p)
 	}
 	// A dictionary or the index decides the LIKE over a few paths:
-	// queries never store
-	// its answers, nor does warming compute them.
+	// queries never store its answers, nor does warming compute them.
 	if got := cachedBlocks(t, sg, like); got != 0 {
 		t.Fatalf("%d blocks warmed for a filter the index decides", got)
 	}

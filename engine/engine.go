@@ -103,11 +103,12 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		e.shards[n] = s
 	}
 	if !o.ReadOnly {
-		e.warm = newPredWarmer(e.stop)
+		w := newPredWarmer(e.stop)
+		e.warm = w
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
-			e.warm.run()
+			w.run()
 		}()
 	}
 	if !o.DisableBackground {

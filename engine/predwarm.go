@@ -189,6 +189,12 @@ func (w *predWarmer) warm(j warmJob) {
 		return
 	}
 	defer ref.release()
+	if ref.remote != nil {
+		// Evicted meanwhile: its blocks would be fetched from object
+		// storage; a query that wants them pays for that itself.
+		predCache.warmSkipped.Add(1)
+		return
+	}
 	var preds []*pred
 	for _, p := range j.s.recentPreds.current(j.s.opts.Now()) {
 		// Only predicates whose answers queries store: one a dictionary or

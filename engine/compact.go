@@ -154,6 +154,7 @@ func (s *Shard) replaceSegments(group []*segRef, ref *segRef) []*segRef {
 	s.noteRemoteLocked(ref, group)
 	s.mu.Unlock()
 	s.deliverRemote()
+	s.warmSegment(ref) // the predicate cache, in the background (predwarm.go)
 	for _, g := range gone {
 		g.removed.Store(true)
 		g.release() // the list's reference

@@ -41,6 +41,8 @@ type Engine struct {
 	flushSlots chan struct{}
 	// disk tracks whether the data directory's file system has room.
 	disk diskGuard
+	// warm warms the predicate cache for new segments (predwarm.go).
+	warm *predWarmer
 }
 
 // headMemory is the bytes held by heads, engine-wide.
@@ -99,6 +101,15 @@ func Open(dir string, opts *Options) (*Engine, error) {
 			return nil, fmt.Errorf("source directory %s: %w", filepath.Join(srcDir, n), err)
 		}
 		e.shards[n] = s
+	}
+	if !o.ReadOnly {
+		w := newPredWarmer(e.stop)
+		e.warm = w
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			w.run()
+		}()
 	}
 	if !o.DisableBackground {
 		e.wg.Add(2)

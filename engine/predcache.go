@@ -53,13 +53,21 @@ type predCacheEntry struct {
 }
 
 var predCache = struct {
-	mu     sync.Mutex
-	m      map[predCacheKey]*list.Element
-	lru    list.List // front: most recently used
-	bytes  int
-	budget int // 0: no caching
-	hits   atomic.Uint64
-}{m: map[predCacheKey]*list.Element{}, budget: defaultPredCacheBytes}
+	mu  sync.Mutex
+	m   map[predCacheKey]*list.Element
+	lru list.List // front: most recently used
+	// perPred counts the entries of each predicate: warming (predwarm.go)
+	// computes only answers that queries store, not those of predicates
+	// a dictionary or the index decides.
+	perPred map[string]int
+	bytes   int
+	budget  int // 0: no caching
+	hits    atomic.Uint64
+	// What warming new segments did (predwarm.go): block answers stored,
+	// segments or blocks left (queue full, removed, unreadable, closing),
+	// and panics recovered.
+	warmedBlocks, warmSkipped, warmPanics atomic.Uint64
+}{m: map[predCacheKey]*list.Element{}, perPred: map[string]int{}, budget: defaultPredCacheBytes}
 
 // setPredCacheBytes sets the cache's bound (0: no caching), dropping what
 // no longer fits.
@@ -70,11 +78,50 @@ func setPredCacheBytes(n int64) {
 	evictPredCache()
 }
 
+// PredCacheStats describes the predicate cache, for metrics.
+type PredCacheStats struct {
+	// Hits counts answers taken from the cache.
+	Hits uint64
+	// Entries and Bytes are what it holds; Budget its bound (0: off).
+	Entries, Bytes, Budget int
+	// WarmedBlocks counts block answers computed ahead of queries for new
+	// segments; WarmSkipped the segments or blocks left unwarmed (queue
+	// full, segment removed, block unreadable, engine closing);
+	// WarmPanics the warming jobs that panicked (logged).
+	WarmedBlocks, WarmSkipped, WarmPanics uint64
+}
+
+// PredicateCacheStats returns the predicate cache's counts (the cache is
+// the process's, shared by its engines).
+func PredicateCacheStats() PredCacheStats {
+	predCache.mu.Lock()
+	defer predCache.mu.Unlock()
+	return PredCacheStats{Hits: predCache.hits.Load(), Entries: len(predCache.m), Bytes: predCache.bytes,
+		Budget: predCache.budget, WarmedBlocks: predCache.warmedBlocks.Load(),
+		WarmSkipped: predCache.warmSkipped.Load(), WarmPanics: predCache.warmPanics.Load()}
+}
+
+// predCached reports whether the cache holds answers of the predicate
+// with cache key key.
+func predCached(key string) bool {
+	predCache.mu.Lock()
+	defer predCache.mu.Unlock()
+	return predCache.perPred[key] > 0
+}
+
+// predCacheOn reports whether the cache keeps anything.
+func predCacheOn() bool {
+	predCache.mu.Lock()
+	defer predCache.mu.Unlock()
+	return predCache.budget > 0
+}
+
 // dropPredCache empties the cache.
 func dropPredCache() {
 	predCache.mu.Lock()
 	defer predCache.mu.Unlock()
 	clear(predCache.m)
+	clear(predCache.perPred)
 	predCache.lru.Init()
 	predCache.bytes = 0
 }
@@ -87,6 +134,9 @@ func evictPredCache() {
 		oe := old.Value.(*predCacheEntry)
 		predCache.lru.Remove(old)
 		delete(predCache.m, oe.key)
+		if predCache.perPred[oe.key.pred]--; predCache.perPred[oe.key.pred] <= 0 {
+			delete(predCache.perPred, oe.key.pred)
+		}
 		predCache.bytes -= entrySize(oe.bits, oe.key.pred)
 	}
 }
@@ -151,6 +201,19 @@ func cachedRows(u predUnit, p *pred) ([]uint64, bool) {
 	return e.Value.(*predCacheEntry).bits, true
 }
 
+// hasCachedRows reports whether the cache has p's answer for u, without
+// counting a hit or refreshing it.
+func hasCachedRows(u predUnit, p *pred) bool {
+	if u.owner == 0 || p.cacheKey == "" {
+		return false
+	}
+	k := predCacheKey{owner: u.owner, part: u.part, hi: u.hi, pred: p.cacheKey}
+	predCache.mu.Lock()
+	defer predCache.mu.Unlock()
+	_, ok := predCache.m[k]
+	return ok
+}
+
 // cacheRows keeps the rows of u that passed p (rows: ascending, in u's
 // numbering).
 func cacheRows(u predUnit, p *pred, rows []int32) {
@@ -179,6 +242,7 @@ func cacheRows(u predUnit, p *pred, rows []int32) {
 		return // another scan got there first, with the same answer
 	}
 	predCache.m[k] = predCache.lru.PushFront(&predCacheEntry{key: k, bits: set})
+	predCache.perPred[k.pred]++
 	predCache.bytes += size
 	evictPredCache()
 }

@@ -58,6 +58,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 		}
 		sc.preds = append(sc.preds, cp)
 	}
+	sn.shard.recentPreds.note(sc.preds, sn.shard.opts.Now()) // predwarm.go
 	// Cheap predicates first: ints and dictionaries before regexes.
 	sort.SliceStable(sc.preds, func(i, j int) bool { return predCost(sc.preds[i]) < predCost(sc.preds[j]) })
 	for _, p := range sn.partList() {

@@ -112,6 +112,10 @@ type Shard struct {
 
 	subsMu sync.Mutex
 	subs   map[*Subscription]struct{}
+
+	// recentPreds are the text predicates queries used lately, warmed on
+	// new segments (predwarm.go).
+	recentPreds recentPreds
 }
 
 type shardCounters struct {

@@ -143,6 +143,7 @@ func (s *Shard) flushHead(h *head) error {
 	s.noteRemoteLocked(ref, nil)
 	s.mu.Unlock()
 	s.deliverRemote()
+	s.warmSegment(ref) // the predicate cache, in the background (predwarm.go)
 	h.mu.RLock()
 	s.eng.mem.total.Add(-int64(h.bytes))
 	h.mu.RUnlock()

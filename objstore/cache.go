@@ -395,11 +395,17 @@ func (c *Cache) fetchRun(f *File, run []int64) ([][]byte, error) {
 			chunks[i] = data[lo:min(lo+cs, int64(len(data)))]
 		}
 	}
+	// Waiters get the chunks at once. A fetched chunk stays listed as in
+	// flight (done, with its data) until it is stored: a reader coming
+	// in between would otherwise find it neither cached nor in flight and
+	// fetch it again.
 	c.mu.Lock()
 	for i, idx := range run {
 		id := chunkID{f.obj, idx}
 		fe := c.inflight[id]
-		delete(c.inflight, id)
+		if err != nil {
+			delete(c.inflight, id)
+		}
 		fe.data, fe.err = chunks[i], err
 		close(fe.done)
 	}
@@ -411,6 +417,11 @@ func (c *Cache) fetchRun(f *File, run []int64) ([][]byte, error) {
 	for i, idx := range run {
 		c.store1(f, idx, chunks[i])
 	}
+	c.mu.Lock()
+	for _, idx := range run {
+		delete(c.inflight, chunkID{f.obj, idx})
+	}
+	c.mu.Unlock()
 	return chunks, nil
 }
 

@@ -396,10 +396,11 @@ func FuzzDerived(f *testing.F) {
 	})
 }
 
-// TestDerivedChains: a URL assembled from host, path and query columns
-// and a column that copies another are derived too, next to a message
-// that shows both (it takes the URL's pieces instead of the URL, since a
-// derived chunk never refers to a derived one), and all read back.
+// TestDerivedChains: a message that shows a URL assembled from host,
+// path and query columns refers to the URL whole (which then stays text:
+// a derived chunk never refers to a derived one); without the message the
+// URL is derived from its pieces; a column that copies another is
+// derived; and all read back.
 func TestDerivedChains(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	descs := []ColumnDesc{
@@ -435,10 +436,13 @@ func TestDerivedChains(t *testing.T) {
 	writeSegment(t, fs, "/d/s.seg", cols, 1000, nil)
 	r := openSegment(t, fs, "/d/s.seg")
 	defer r.Close()
-	for _, path := range []string{"event_message", "metadata.request.url", "metadata.response.cf_ray"} {
+	for _, path := range []string{"event_message", "metadata.response.cf_ray"} {
 		if n := derivedBlocks(r, r.Column(path, TypeString)); n != r.NumBlocks() {
 			t.Errorf("%s derived in %d of %d blocks", path, n, r.NumBlocks())
 		}
+	}
+	if n := derivedBlocks(r, r.Column("metadata.request.url", TypeString)); n != 0 {
+		t.Errorf("url derived in %d blocks, next to a message that refers to it", n)
 	}
 	// Of two copies of an address, one is derived from the other.
 	if n := derivedBlocks(r, r.Column("metadata.request.headers.cf_connecting_ip", TypeString)) +
@@ -446,6 +450,15 @@ func TestDerivedChains(t *testing.T) {
 		t.Errorf("addresses derived in %d of %d blocks", n, r.NumBlocks())
 	}
 	checkAllValues(t, r, cols)
+
+	noMessage := append([]testColumn{cols[0]}, cols[2:]...)
+	writeSegment(t, fs, "/d/u.seg", noMessage, 1000, nil)
+	u := openSegment(t, fs, "/d/u.seg")
+	defer u.Close()
+	if n := derivedBlocks(u, u.Column("metadata.request.url", TypeString)); n != u.NumBlocks() {
+		t.Errorf("without a message, url derived in %d of %d blocks", n, u.NumBlocks())
+	}
+	checkAllValues(t, u, noMessage)
 }
 
 // TestDerivedCopyBlockRemaps: a block copied into a directory of another

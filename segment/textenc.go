@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strconv"
 	"sync"
 )
 
@@ -168,11 +170,22 @@ func unhex(c byte) byte {
 
 const hexDigitsUpper = "0123456789ABCDEF"
 
+// hexPairs[b] and hexPairsUpper[b] are the two hex digits of byte b (a
+// read renders every value of an encHex page: a table look-up a byte).
+var hexPairs, hexPairsUpper = hexPairTable(hexDigits), hexPairTable(hexDigitsUpper)
+
+func hexPairTable(digits string) (t [256][2]byte) {
+	for b := range t {
+		t[b] = [2]byte{digits[b>>4], digits[b&15]}
+	}
+	return t
+}
+
 // hexValues is the value area of an encHex page, split: packed digits,
 // and the suffixes (offsets into suf).
 type hexValues struct {
 	w      int
-	digits string // "0123456789abcdef" or upper case
+	pairs  *[256][2]byte // hexPairs or hexPairsUpper
 	packed []byte
 	ends   []uint32 // end of suffix k in suf
 	suf    []byte
@@ -180,9 +193,9 @@ type hexValues struct {
 
 // parseHex splits the value area of n encHex values. ends is reused.
 func parseHex(rest []byte, width uint8, n int, ends []uint32) (hexValues, error) {
-	hv := hexValues{w: int(width & hexWidthMask), digits: hexDigits}
+	hv := hexValues{w: int(width & hexWidthMask), pairs: &hexPairs}
 	if width&hexUpper != 0 {
-		hv.digits = hexDigitsUpper
+		hv.pairs = &hexPairsUpper
 	}
 	if hv.w == 0 || hv.w > maxHexBytes {
 		return hv, fmt.Errorf("hex width %d", hv.w)
@@ -218,12 +231,19 @@ func parseHex(rest []byte, width uint8, n int, ends []uint32) (hexValues, error)
 
 // appendValue appends the text of value k.
 func (hv *hexValues) appendValue(dst []byte, k int) []byte {
-	for _, b := range hv.packed[k*hv.w : (k+1)*hv.w] {
-		dst = append(dst, hv.digits[b>>4], hv.digits[b&15])
+	n := len(dst)
+	dst = slices.Grow(dst, 2*hv.w)[:n+2*hv.w]
+	out := dst[n:]
+	for i, b := range hv.packed[k*hv.w : (k+1)*hv.w] {
+		p := &hv.pairs[b]
+		out[2*i], out[2*i+1] = p[0], p[1]
 	}
 	start := uint32(0)
 	if k > 0 {
 		start = hv.ends[k-1]
+	}
+	if start == hv.ends[k] {
+		return dst
 	}
 	return append(dst, hv.suf[start:hv.ends[k]]...)
 }
@@ -295,7 +315,7 @@ func parseIP(rest []byte, n int, start []uint32) (ipValues, error) {
 func (iv *ipValues) appendValue(dst []byte, k int) []byte {
 	p := iv.addrs[iv.start[k]:]
 	if iv.kinds[k] == ipKind4 {
-		return netip.AddrFrom4([4]byte(p[:4])).AppendTo(dst)
+		return appendIPv4(dst, [4]byte(p[:4]))
 	}
 	return netip.AddrFrom16([16]byte(p[:16])).AppendTo(dst)
 }
@@ -371,4 +391,31 @@ func decodeIP(pv *pageView, sel rowSel, out *pageOut) error {
 		}
 	}
 	return nil
+}
+
+// decimalOctets[b] is b in decimal: up to three digits, then their count.
+var decimalOctets = func() (t [256][4]byte) {
+	for b := range t {
+		s := strconv.Itoa(b)
+		copy(t[b][:3], s)
+		t[b][3] = byte(len(s))
+	}
+	return t
+}()
+
+// appendIPv4 appends a in dotted decimal, as netip.Addr's String does
+// (a read renders every address of an encIP page).
+func appendIPv4(dst []byte, a [4]byte) []byte {
+	var buf [16]byte
+	i := 0
+	for k, b := range a {
+		d := &decimalOctets[b]
+		buf[i], buf[i+1], buf[i+2] = d[0], d[1], d[2]
+		i += int(d[3])
+		if k < 3 {
+			buf[i] = '.'
+			i++
+		}
+	}
+	return append(dst, buf[:i]...)
 }

@@ -242,3 +242,18 @@ func FuzzTextValues(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendIPv4: an encIP page's IPv4 addresses read back as netip
+// renders them, for every octet value in every position.
+func TestAppendIPv4(t *testing.T) {
+	for b := 0; b < 256; b++ {
+		for pos := 0; pos < 4; pos++ {
+			a := [4]byte{1, 22, 133, 4}
+			a[pos] = byte(b)
+			want := netip.AddrFrom4(a).String()
+			if got := string(appendIPv4([]byte("x"), a)); got != "x"+want {
+				t.Fatalf("%v: got %q, want %q", a, got, "x"+want)
+			}
+		}
+	}
+}

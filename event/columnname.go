@@ -66,7 +66,9 @@ func hasReservedPrefix(key string) bool {
 //   - then one '_' is prepended for each rule that fired: reserved prefix,
 //     contained a '-', contained another illegal character, leading digit (the
 //     digit rule does not fire when the prefix or dash rule did);
-//   - a result longer than 128 bytes is cut to 128 and gets one more '_'.
+//   - a result longer than 128 bytes is cut to 128 and gets one more '_';
+//   - a result that starts with a reserved prefix gets one more '_' (Logflare
+//     stops before this rule, leaving a name BigQuery refuses).
 func BigQueryColumnName(key string) string {
 	if IsSafeColumnName(key) {
 		return key
@@ -109,6 +111,12 @@ func BigQueryColumnName(key string) string {
 	if len(out) > MaxColumnNameLen {
 		// Everything is ASCII by now, so a byte cut cannot split a character.
 		out = append([]byte{'_'}, out[:MaxColumnNameLen]...)
+	}
+	// The rules can make a reserved prefix where there was none ("PARTITION:"
+	// becomes "_PARTITION_"), a name BigQuery would refuse: one more '_'
+	// for each time that happens (at most twice: "__ROOT__" starts with '_').
+	for hasReservedPrefix(string(out)) {
+		out = append([]byte{'_'}, out...)
 	}
 	return string(out)
 }

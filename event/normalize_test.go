@@ -40,6 +40,8 @@ func TestBigQueryColumnName(t *testing.T) {
 		{"a\xffb", "_a_b"},       // an invalid byte counts as one illegal character
 		{"日本", "___"},            // one '_' per code point plus the illegal-rule '_'
 		{"sample#db_size", "_sample_db_size"},
+		{"PARTITION:", "__PARTITION_"}, // the rules made a reserved prefix: one more '_'
+		{"_ROOT__:", "___ROOT___"},     // twice
 	}
 	for _, tc := range tests {
 		if got := BigQueryColumnName(tc.in); got != tc.want {

@@ -28,14 +28,6 @@ type rowSource interface {
 	fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error)
 }
 
-// asideFiller is a blockSource whose fillColumn reuses read buffers that
-// the values it gave keep pointing into (mergeSource): a segment
-// writer's fetch of other columns, made while the values of the column
-// being written must stay as they are, goes through fillColumnAside.
-type asideFiller interface {
-	fillColumnAside(ci, from, to int, d *segment.ColumnData) (bool, error)
-}
-
 // headSource presents a frozen head's rows ordered by its sort key, then
 // time (see sortkey.go), or by time alone.
 type headSource struct {
@@ -297,9 +289,6 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 		// The writer may fetch other columns of the block to store a text
 		// column as templates over them (segment.ColumnFetcher).
 		fetch := func(ci int, d *segment.ColumnData) (bool, error) {
-			if a, ok := src.(asideFiller); ok {
-				return a.fillColumnAside(ci, from, to, d)
-			}
 			return src.fillColumn(ci, from, to, d)
 		}
 		if err := w.BeginBlockFrom(to-from, &tsData, fetch); err != nil {

@@ -104,16 +104,6 @@ func (cs *conditions) list() []Condition {
 	return out
 }
 
-// refusesIngest returns the first condition that refuses ingest, if any.
-func (cs *conditions) refusesIngest() (Condition, bool) {
-	for _, c := range cs.list() {
-		if c.RefusesIngest {
-			return c, true
-		}
-	}
-	return Condition{}, false
-}
-
 // Conditions returns what is currently wrong with the shard's storage
 // (nothing for a healthy shard), including what is wrong with the whole
 // engine's disk (ConditionDiskFull), which every shard shares.

@@ -506,17 +506,6 @@ func (s *Shard) raiseQuarantined() {
 	s.raiseCondition(Condition{Kind: ConditionQuarantined, Detail: detail})
 }
 
-// addLost records units as lost for good (in quarantine/): the shard's
-// list grows by copy, so that snapshots keep the list they took.
-func (s *Shard) addLost(units ...lostUnit) {
-	if len(units) == 0 {
-		return
-	}
-	s.mu.Lock()
-	s.lost = append(slices.Clip(s.lost), units...)
-	s.mu.Unlock()
-}
-
 // setAside moves a segment file to quarantine/ with the record of what of
 // it is lost (units; none when its rows live on elsewhere, as for a fresh
 // segment that did not read back). The record is written first, so that a

@@ -27,12 +27,6 @@ import (
 // keeps everything.
 func (s *Shard) RetentionCutoff() int64 { return s.retentionCutoff() }
 
-// expired reports whether every row of p is past the cutoff.
-func (p *part) expired(cutoff int64) bool {
-	_, maxT := p.timeRange()
-	return maxT < cutoff
-}
-
 // liveColumns returns, for each column of p (by index), whether a row at
 // or after cutoff may hold a value in it; nil when every column may (p
 // holds no expired row).

@@ -91,14 +91,6 @@ func SumReaderAt(r io.ReaderAt, size int64) (Checksum, error) {
 	return c, nil
 }
 
-// crcBase64 is the CRC-32C as S3 headers carry it: the big-endian bytes,
-// base64.
-func crcBase64(crc uint32) string {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], crc)
-	return base64.StdEncoding.EncodeToString(b[:])
-}
-
 // parseCRCBase64 decodes an S3 x-amz-checksum-crc32c value; ok false when
 // it is missing or not a plain 4-byte CRC (a multipart upload's composite
 // checksum, "…-N", is not the object's CRC).

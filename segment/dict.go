@@ -233,9 +233,6 @@ func (r *Reader) newDictLookup(b int, c *chunkMeta, mode cacheMode) (*dictLookup
 	return l, nil
 }
 
-// size is the number of entries.
-func (l *dictLookup) size() int { return l.c.dictEntries }
-
 // load makes the page holding entry code current.
 func (l *dictLookup) load(code uint32) (int, error) {
 	c := l.c

@@ -248,15 +248,6 @@ func (hv *hexValues) appendValue(dst []byte, k int) []byte {
 	return append(dst, hv.suf[start:hv.ends[k]]...)
 }
 
-// valueLen is the length of the text of value k.
-func (hv *hexValues) valueLen(k int) int {
-	start := uint32(0)
-	if k > 0 {
-		start = hv.ends[k-1]
-	}
-	return 2*hv.w + int(hv.ends[k]-start)
-}
-
 // appendIPValues encodes values (all canonical IP text) as encIP: a kind
 // byte each, then the addresses.
 func appendIPValues(dst []byte, n int, value func(k int) string) []byte {

@@ -104,14 +104,9 @@ func (c *cache) ttl(ep *catalog.Endpoint) time.Duration {
 	return time.Duration(ep.CacheDurationSeconds) * time.Second
 }
 
-// get returns the endpoint's result for params, from memory when fresh.
-func (c *cache) get(ctx context.Context, ep *catalog.Endpoint, params map[string]string) ([]byte, error) {
-	body, _, err := c.lookup(ctx, ep, params)
-	return body, err
-}
-
-// lookup is get that also reports whether the stored result answered
-// (hit) or the query ran for this request or one it joined (miss).
+// lookup returns the endpoint's result for params, from memory when
+// fresh, and reports whether the stored result answered (hit) or the
+// query ran for this request or one it joined (miss).
 func (c *cache) lookup(ctx context.Context, ep *catalog.Endpoint, params map[string]string) (body []byte, hit bool, err error) {
 	key := cacheKey(ep, params)
 	now := c.s.opts.Now()

@@ -70,12 +70,11 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 func (f *memFile) Size() (int64, error) { return f.r.Size(), nil }
 func (f *memFile) Close() error         { return nil }
 
-// TestEvictSegmentNeedsListing: EvictSegment keeps the local file of a
-// segment the remote does not list, and of one it lists; evicted, the
-// segment answers through the remote, a restart finds it by its stub, and
-// a read-only open (fsck) without a remote says what its answers miss
-// instead of calling it damage.
-func TestEvictSegmentNeedsListing(t *testing.T) {
+// twoSegmentsWithRemote opens an engine on a memory file system with a
+// copyingRemote and flushes two segments of 100 events each into shard
+// "src".
+func twoSegmentsWithRemote(t *testing.T) (vfs.FS, *copyingRemote, time.Time, *Options, *Engine, *Shard) {
+	t.Helper()
 	fs := vfs.NewMemFS()
 	rem := &copyingRemote{fs: fs, copies: map[uint64][]byte{}, listed: map[uint64]bool{}}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -94,6 +93,16 @@ func TestEvictSegmentNeedsListing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return fs, rem, now, opts, e, s
+}
+
+// TestEvictSegmentNeedsListing: EvictSegment keeps the local file of a
+// segment the remote does not list, and of one it lists; evicted, the
+// segment answers through the remote, a restart finds it by its stub, and
+// a read-only open (fsck) without a remote says what its answers miss
+// instead of calling it damage.
+func TestEvictSegmentNeedsListing(t *testing.T) {
+	fs, rem, _, opts, e, s := twoSegmentsWithRemote(t)
 	local, _ := s.LocalSegments()
 	if len(local) != 2 {
 		t.Fatalf("%d local segments", len(local))
@@ -214,25 +223,8 @@ func FuzzRemoteStub(f *testing.F) {
 // without the option it holds the stub; with the store away it fails
 // rather than write a snapshot that misses events.
 func TestSnapshotFetchesEvictedSegments(t *testing.T) {
-	fs := vfs.NewMemFS()
-	rem := &copyingRemote{fs: fs, copies: map[uint64][]byte{}, listed: map[uint64]bool{}}
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	opts := &Options{FS: fs, DisableBackground: true, Remote: rem, Now: func() time.Time { return now }}
-	e, err := Open("/data", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs, rem, now, opts, e, s := twoSegmentsWithRemote(t)
 	defer e.Close()
-	s, err := e.Shard("src")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2 {
-		mixedAges(t, s, now, i*100, 100)
-		if err := s.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	mixedAges(t, s, now, 200, 10) // in the head: a sealed log file in the snapshot
 	local, _ := s.LocalSegments()
 	evicted := local[0].ID

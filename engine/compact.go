@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sediment/sediment/index"
 	"github.com/sediment/sediment/segment"
@@ -87,6 +88,14 @@ func (s *Shard) compact() (int, error) {
 	}
 	if err != nil {
 		s.noteReadDamage(group, err)
+		for _, g := range group {
+			if g.remote != nil {
+				// Most likely the store is away: merge the local segments
+				// meanwhile, and try the evicted ones again later.
+				s.skipEvictedUntil.Store(s.opts.Now().Add(evictedRetryAfter).UnixMicro())
+				break
+			}
+		}
 		return 0, err
 	}
 	s.replaceSegments(group, ref)
@@ -211,6 +220,7 @@ func (s *Shard) compactionRuns(yield func(run []*segRef) bool) {
 		}
 		return !keyed || rows >= small || len(run) >= keyedRunSegments*s.opts.CompactionMinInputs
 	}
+	skipEvicted := s.opts.Now().UnixMicro() < s.skipEvictedUntil.Load()
 	var run []*segRef
 	rows := 0
 	// The merged segment holds the union of the inputs' columns, which
@@ -231,8 +241,9 @@ func (s *Shard) compactionRuns(yield func(run []*segRef) bool) {
 	}
 	for _, sg := range s.segs {
 		n := sg.r.Rows()
-		if sg.needsRewrite() {
-			n = small // never merged as it is: rewriteDamaged takes it
+		if sg.needsRewrite() || (skipEvicted && sg.remote != nil) {
+			// never merged as it is (rewriteDamaged takes it), or not now
+			n = small
 		}
 		if n >= small || rows+n > s.opts.SegmentMaxRows || len(union)+wouldAdd(sg) > segment.MaxColumns {
 			if enough(run, rows) && !yield(run) {
@@ -254,6 +265,10 @@ func (s *Shard) compactionRuns(yield func(run []*segRef) bool) {
 		yield(run)
 	}
 }
+
+// evictedRetryAfter is how long compaction leaves evicted segments out of
+// its runs after a merge with one failed.
+const evictedRetryAfter = 5 * time.Minute
 
 // keyedRunSegments is how many times CompactionMinInputs small segments a
 // run of a shard with a sort key may hold before it is merged whatever

@@ -270,3 +270,62 @@ func TestSnapshotFetchesEvictedSegments(t *testing.T) {
 		t.Fatalf("snapshot with the store away: %v", err)
 	}
 }
+
+// TestCompactionGoesOnWithoutTheStore: a merge that needs an evicted
+// segment fails while the store is away; the local segments are merged
+// meanwhile, and the evicted one joins a merge once the store is back.
+func TestCompactionGoesOnWithoutTheStore(t *testing.T) {
+	_, rem, now, _, _, s := twoSegmentsWithRemote(t)
+	clock := now
+	s.opts.Now = func() time.Time { return clock }
+	local, _ := s.LocalSegments()
+	evicted := local[0].ID
+	rem.mu.Lock()
+	rem.listed[evicted] = true
+	rem.mu.Unlock()
+	if _, err := s.EvictSegment(context.Background(), evicted); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		mixedAges(t, s, now, 200+i*100, 100)
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rem.mu.Lock()
+	rem.down = true
+	rem.mu.Unlock()
+	if _, err := s.compact(); err == nil {
+		t.Fatal("a merge with an evicted input succeeded with the store away")
+	}
+	n, err := s.compact()
+	if err != nil || n != 4 {
+		t.Fatalf("merging the local segments with the store away: %d merged, %v", n, err)
+	}
+	if got := len(s.RemoteSegments()); got != 2 {
+		t.Fatalf("%d segments after merging the local ones, want the evicted one and the merged one", got)
+	}
+	rem.mu.Lock()
+	rem.down = false
+	rem.mu.Unlock()
+	mixedAges(t, s, now, 600, 100)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	mixedAges(t, s, now, 700, 100)
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.compact(); err != nil || n != 0 {
+		// 4 segments now, but the evicted one is still left out and the
+		// merged one is not small: no run of 4 is left.
+		t.Fatalf("within the retry window: %d merged, %v", n, err)
+	}
+	clock = clock.Add(evictedRetryAfter + time.Second)
+	if n, err := s.compact(); err != nil || n == 0 {
+		t.Fatalf("after the retry window: %d merged, %v", n, err)
+	}
+	if got := countScan(t, s); got != 700 {
+		t.Fatalf("%d events, want 700", got)
+	}
+}

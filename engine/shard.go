@@ -91,6 +91,11 @@ type Shard struct {
 	flushKick chan struct{}
 	flushMu   sync.Mutex // one flush at a time
 	compactMu sync.Mutex // one compaction at a time
+	// skipEvictedUntil (unix µs, Options.Now's clock) is set when a
+	// compaction failed with an evicted input: until then, runs are cut at
+	// evicted segments so that the store being away holds up no merge of
+	// local ones (compact.go).
+	skipEvictedUntil atomic.Int64
 
 	// Retention in days; 0 keeps everything.
 	retentionDays atomic.Int64

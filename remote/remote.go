@@ -43,15 +43,21 @@ type Options struct {
 	// A failed publication is retried after RetryMin (default 1s),
 	// doubling up to RetryMax (default 1 minute) while it keeps failing.
 	RetryMin, RetryMax time.Duration
+	// Publishers is how many sources' changes are published at once
+	// (default 3); one source's changes are always published one after
+	// another, in order.
+	Publishers int
 	// Logger receives failures (default discards).
 	Logger *slog.Logger
 }
 
 // Segments is an engine.Remote on object storage. Changes are published
-// by one background goroutine, in the order the engine made them for each
-// shard; a failure is retried with backoff until it succeeds, never
-// skipped (skipping would leave a manifest that lists data twice or not
-// at all). Stats shows what is pending and why.
+// by Options.Publishers background goroutines, each working on one shard
+// at a time, in the order the engine made them for that shard; a failure
+// is retried with backoff until it succeeds, never skipped (skipping would
+// leave a manifest that lists data twice or not at all), and the shard is
+// held by its publisher while it waits, so that other shards go on. Stats
+// shows what is pending and why.
 type Segments struct {
 	opts   Options
 	ctx    context.Context
@@ -61,6 +67,7 @@ type Segments struct {
 	mu      sync.Mutex
 	queues  map[string][]*change // per shard, oldest first
 	order   []string             // shards with changes, in arrival order
+	busy    map[string]bool      // shards a publisher is working on
 	wake    chan struct{}        // signalled when a change is queued
 	lastErr error
 
@@ -118,14 +125,24 @@ func New(opts Options) (*Segments, error) {
 		opts.RetryMax = time.Minute
 	}
 	opts.RetryMax = max(opts.RetryMax, opts.RetryMin)
+	if opts.Publishers <= 0 {
+		opts.Publishers = 3
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Segments{opts: opts, queues: map[string][]*change{}, wake: make(chan struct{}, 1), done: make(chan struct{}),
+	r := &Segments{opts: opts, queues: map[string][]*change{}, busy: map[string]bool{}, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		manifests: objstore.NewManifestCache(opts.Store, manifestMaxAge, nil)}
 	r.evict.wake = make(chan struct{}, 1)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	go r.run()
+	var publishers sync.WaitGroup
+	for range opts.Publishers {
+		publishers.Go(r.run)
+	}
+	go func() {
+		publishers.Wait()
+		close(r.done)
+	}()
 	return r, nil
 }
 
@@ -259,8 +276,10 @@ func (r *Segments) Close() error {
 	return nil
 }
 
+// run is one publisher: it takes the change of a shard no other
+// publisher holds, publishes it, and retries it with backoff until it is
+// published, holding the shard meanwhile.
 func (r *Segments) run() {
-	defer close(r.done)
 	backoff := r.opts.RetryMin
 	for {
 		shard, c := r.next()
@@ -272,6 +291,8 @@ func (r *Segments) run() {
 				continue
 			}
 		}
+		// More may be queued for other shards: let another publisher look.
+		r.signal()
 		var err error
 		if c.reconcile {
 			err = r.reconcile(shard, c)
@@ -282,6 +303,7 @@ func (r *Segments) run() {
 		r.lastErr = err
 		if err == nil {
 			r.pop(shard)
+			delete(r.busy, shard)
 		}
 		r.mu.Unlock()
 		if err == nil {
@@ -303,19 +325,29 @@ func (r *Segments) run() {
 		case <-t.C:
 		}
 		backoff = min(backoff*2, r.opts.RetryMax)
+		// The shard is given back: the retry takes its oldest change again,
+		// in turn with the others.
+		r.mu.Lock()
+		delete(r.busy, shard)
+		r.mu.Unlock()
 	}
 }
 
-// next returns the oldest change of the shard that has waited longest,
-// folding into later changes the segments they replace before upload.
+// next returns the oldest change of the shard that has waited longest
+// and that no publisher holds, and holds it; it folds into later changes
+// the segments they replace before upload.
 func (r *Segments) next() (string, *change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for len(r.order) > 0 {
-		shard := r.order[0]
+	for i := 0; i < len(r.order); {
+		shard := r.order[i]
+		if r.busy[shard] {
+			i++
+			continue
+		}
 		q := r.queues[shard]
 		if len(q) == 0 {
-			r.order = r.order[1:]
+			r.order = slices.Delete(r.order, i, i+1)
 			delete(r.queues, shard)
 			continue
 		}
@@ -336,6 +368,7 @@ func (r *Segments) next() (string, *change) {
 				continue
 			}
 		}
+		r.busy[shard] = true
 		return shard, c // stays queued (and counted pending) until published
 	}
 	return "", nil
@@ -361,9 +394,9 @@ func (r *Segments) pop(shard string) {
 		if i := slices.Index(r.order, shard); i >= 0 {
 			r.order = slices.Delete(r.order, i, i+1)
 		}
-	} else if len(r.order) > 0 && r.order[0] == shard {
+	} else if i := slices.Index(r.order, shard); i >= 0 {
 		// Round robin: the shard's next change waits behind the others.
-		r.order = append(r.order[1:], shard)
+		r.order = append(slices.Delete(r.order, i, i+1), shard)
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -335,5 +337,55 @@ func TestSegmentGoneBeforeUpload(t *testing.T) {
 	}
 	if m := r.manifest(); len(m.Segments) != 1 || liveRows(m) != 100 {
 		t.Fatalf("manifest %+v", m.Segments)
+	}
+}
+
+// stallingStore stalls every write under one prefix until released.
+type stallingStore struct {
+	objstore.Store
+	prefix  string
+	release chan struct{}
+}
+
+func (s *stallingStore) Put(ctx context.Context, key string, body io.ReaderAt, size int64, opts objstore.PutOptions) (objstore.ObjectInfo, error) {
+	if strings.HasPrefix(key, s.prefix) {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return objstore.ObjectInfo{}, ctx.Err()
+		}
+	}
+	return s.Store.Put(ctx, key, body, size, opts)
+}
+
+// TestSlowSourceHoldsUpNoOther: while one source's upload hangs, other
+// sources' segments are published; the hung one follows once it can.
+func TestSlowSourceHoldsUpNoOther(t *testing.T) {
+	store := &stallingStore{Store: objstore.NewMemStore(nil), prefix: objstore.SourcePrefix("slow"), release: make(chan struct{})}
+	r := newRig(t, store, vfs.NewMemFS(), "/data", "/cache", 1<<20)
+	slow, err := r.eng.Shard("slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := r.shard
+	r.shard = slow
+	r.ingest(0, 100) // queued first; its upload hangs
+	r.shard = main
+	r.ingest(100, 100)
+	deadline := time.Now().Add(time.Minute)
+	for liveRows(r.manifest()) != 100 {
+		if time.Now().After(deadline) {
+			t.Fatalf("source %s not published while another source's upload hangs: %+v", source, r.rem.Stats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := r.rem.Stats(); st.Pending != 1 {
+		t.Fatalf("pending %d, want the hung one", st.Pending)
+	}
+	close(store.release)
+	r.drain()
+	m, _, err := objstore.ReadManifest(context.Background(), store, "slow")
+	if err != nil || liveRows(m) != 100 {
+		t.Fatalf("slow source after release: %v %v", m, err)
 	}
 }

@@ -42,6 +42,13 @@ type QueryOptions struct {
 	ManifestMaxAge time.Duration
 	// MaxUnsealedBytes bounds one ingest node's answer (default 1 GiB).
 	MaxUnsealedBytes int64
+	// UnsealedMaxAge, when above 0, is how long an ingest node's answer
+	// (its events not in the store yet) serves later snapshots that read
+	// the same manifest; snapshots that ask while an answer is on its way
+	// wait for it. An event an ingest node acknowledged then shows in a
+	// query node's answers at most this late. 0 (the default): every
+	// snapshot asks, and sees every event acknowledged before it began.
+	UnsealedMaxAge time.Duration
 	// Logger receives failures (default discards).
 	Logger *slog.Logger
 }
@@ -55,9 +62,10 @@ type QuerySource struct {
 	opts      QueryOptions
 	readers   openReaders
 	manifests *objstore.ManifestCache
+	unsealed  unsealedCache
 
 	manifestFailures, nodeFailures, segmentFailures atomic.Int64
-	unsealedBytes, unsealedParts                    atomic.Int64
+	unsealedBytes, unsealedParts, unsealedAsks      atomic.Int64
 }
 
 var _ engine.External = (*QuerySource)(nil)
@@ -82,7 +90,8 @@ func NewQuerySource(opts QueryOptions) (*QuerySource, error) {
 	if opts.ManifestMaxAge == 0 {
 		opts.ManifestMaxAge = time.Second
 	}
-	return &QuerySource{opts: opts, manifests: objstore.NewManifestCache(opts.Store, opts.ManifestMaxAge, nil)}, nil
+	return &QuerySource{opts: opts, manifests: objstore.NewManifestCache(opts.Store, opts.ManifestMaxAge, nil),
+		unsealed: unsealedCache{maxAge: opts.UnsealedMaxAge}}, nil
 }
 
 // QueryStats count what a QuerySource could not reach and what the
@@ -92,9 +101,11 @@ type QueryStats struct {
 	// that could not read a manifest, an ingest node's answer, or a
 	// listed segment (each made an answer partial).
 	ManifestFailures, NodeFailures, SegmentFailures int64
-	// UnsealedParts and UnsealedBytes count the segment files the ingest
-	// nodes sent.
-	UnsealedParts, UnsealedBytes int64
+	// UnsealedParts and UnsealedBytes count the segment files of the
+	// ingest nodes' answers that snapshots used; UnsealedAsks how many
+	// times the ingest nodes were asked (answers are shared between
+	// snapshots, see QueryOptions.UnsealedMaxAge).
+	UnsealedParts, UnsealedBytes, UnsealedAsks int64
 	// Manifests counts how manifest reads were answered: from memory,
 	// by a 304, or by a download.
 	Manifests objstore.ManifestCacheStats
@@ -104,7 +115,8 @@ type QueryStats struct {
 func (q *QuerySource) Stats() QueryStats {
 	return QueryStats{ManifestFailures: q.manifestFailures.Load(), NodeFailures: q.nodeFailures.Load(),
 		SegmentFailures: q.segmentFailures.Load(), UnsealedParts: q.unsealedParts.Load(), UnsealedBytes: q.unsealedBytes.Load(),
-		Manifests: q.manifests.Stats()}
+		UnsealedAsks: q.unsealedAsks.Load(),
+		Manifests:    q.manifests.Stats()}
 }
 
 // Parts implements engine.External.
@@ -129,7 +141,15 @@ func (q *QuerySource) Parts(shard string) ([]engine.ExternalPart, []string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i], errs[i] = q.askNode(ctx, base, UnsealedRequest{Source: shard, Listed: listed})
+			ask := func() (*Unsealed, error) {
+				q.unsealedAsks.Add(1)
+				return q.askNode(ctx, base, UnsealedRequest{Source: shard, Listed: listed})
+			}
+			if q.opts.UnsealedMaxAge <= 0 {
+				answers[i], errs[i] = ask()
+				return
+			}
+			answers[i], errs[i] = q.unsealed.get(ctx, unsealedKey{node: base, shard: shard, generation: m.Generation}, ask)
 		}()
 	}
 	wg.Wait()

@@ -298,3 +298,55 @@ func FuzzDecodeUnsealed(f *testing.F) {
 		}
 	})
 }
+
+// TestUnsealedAnswersShared: with UnsealedMaxAge, snapshots that read the
+// same manifest share each ingest node's answer (one ask per node, not
+// one per query); a head event arriving meanwhile shows once the answer
+// is older than that (here: once a publication changes the manifest), and
+// no event is ever counted twice or lost across the change.
+func TestUnsealedAnswersShared(t *testing.T) {
+	store := objstore.NewMemStore(nil)
+	fs := vfs.NewMemFS()
+	a := newIngestNode(t, "a", store, fs)
+	b := newIngestNode(t, "b", store, fs)
+	a.append(t, 0, 100, true)
+	b.append(t, 0, 50, true)
+	a.drain(t)
+	b.drain(t)
+	a.append(t, 100, 30, false) // heads
+	b.append(t, 50, 20, false)
+	cache, err := objstore.OpenCache(store, objstore.CacheOptions{FS: fs, Dir: "/q/cache"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	qs, err := NewQuerySource(QueryOptions{Store: store, Cache: cache, IngestNodes: []string{a.srv.URL, b.srv.URL},
+		ClusterKey: "secret", ManifestMaxAge: -1, UnsealedMaxAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qs.Close()
+	q, err := engine.Open("/q/data", &engine.Options{FS: fs, DisableBackground: true, External: qs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for range 3 {
+		if ids, warnings := queryAll(t, q); len(ids) != 200 || len(warnings) != 0 {
+			t.Fatalf("%d events (want 200), warnings %v", len(ids), warnings)
+		}
+	}
+	if asks := qs.Stats().UnsealedAsks; asks != 2 {
+		t.Fatalf("three queries asked the two ingest nodes %d times, want once each", asks)
+	}
+	// Node a flushes its head and more, and publishes: a new manifest
+	// generation, so both nodes are asked again.
+	a.append(t, 130, 10, true)
+	a.drain(t)
+	if ids, warnings := queryAll(t, q); len(ids) != 210 || len(warnings) != 0 {
+		t.Fatalf("after a publication: %d events (want 210), warnings %v", len(ids), warnings)
+	}
+	if asks := qs.Stats().UnsealedAsks; asks != 4 {
+		t.Fatalf("asks %d after the manifest changed, want 4", asks)
+	}
+}

@@ -52,6 +52,9 @@ type objectStoreConfig struct {
 	// may use (--manifest-max-age, default 1s); 0: none, every query
 	// revalidates it with a conditional GET.
 	ManifestMaxAge time.Duration
+	// UnsealedMaxAge is how long a query node shares an ingest node's
+	// answer between queries (--unsealed-max-age; 0: every query asks).
+	UnsealedMaxAge time.Duration
 }
 
 // enabled reports whether an object store is configured.
@@ -67,7 +70,7 @@ const defaultGCInterval = 10 * time.Minute
 type objectStoreFlags struct {
 	url, endpoint, region, accessKey, secretKey, cacheSize, cacheDir, role, nodeID, ingestNodes, clusterKey string
 	pathStyle                                                                                               bool
-	gcInterval, manifestMaxAge                                                                              time.Duration
+	gcInterval, manifestMaxAge, unsealedMaxAge                                                              time.Duration
 }
 
 // registerObjectStoreFlags defines the object storage flags on fs and
@@ -87,6 +90,7 @@ func registerObjectStoreFlags(fs *flag.FlagSet, getenv func(string) string, cfg 
 	fs.StringVar(&f.ingestNodes, "ingest-nodes", "", "with --role query: comma-separated base URLs of the ingest nodes, e.g. http://ingest1:4000,http://ingest2:4000")
 	fs.StringVar(&f.clusterKey, "cluster-key", "", "with --object-store: a secret every node of the cluster shares; ingest nodes answer query nodes that present it with their events not yet in the store (prefer $SEDIMENT_CLUSTER_KEY to the command line)")
 	fs.DurationVar(&f.manifestMaxAge, "manifest-max-age", time.Second, "with --role query: how long a source's manifest read from the store serves queries before it is revalidated (a conditional GET); 0: every query revalidates it. Answers stay complete: the ingest nodes send what it does not list")
+	fs.DurationVar(&f.unsealedMaxAge, "unsealed-max-age", 0, "with --role query: how long an ingest node's answer (its events not yet in the store) serves later queries of the same source, shared by the queries asking meanwhile; events then show up to this late. 0: every query asks (default)")
 	fs.DurationVar(&f.gcInterval, "gc-interval", 0, "with --object-store: how often segment objects no manifest lists are deleted, an hour after they were delisted (default 10m)")
 	return func() error { return f.parse(getenv, cfg) }
 }
@@ -147,6 +151,10 @@ func (f *objectStoreFlags) parse(getenv func(string) string, cfg *objectStoreCon
 		return fmt.Errorf("--manifest-max-age: want 0 to 10m, got %s", f.manifestMaxAge)
 	}
 	cfg.ManifestMaxAge = f.manifestMaxAge
+	if f.unsealedMaxAge < 0 || f.unsealedMaxAge > 10*time.Minute {
+		return fmt.Errorf("--unsealed-max-age: want 0 to 10m, got %s", f.unsealedMaxAge)
+	}
+	cfg.UnsealedMaxAge = f.unsealedMaxAge
 	if cfg.GCInterval == 0 {
 		cfg.GCInterval = defaultGCInterval
 	}

@@ -118,7 +118,8 @@ func openObjectStorage(cfg objectStoreConfig, dataDir string, log *slog.Logger) 
 			maxAge = -1 // QueryOptions' "none"
 		}
 		o.query, err = remote.NewQuerySource(remote.QueryOptions{Store: store, Cache: o.cache,
-			IngestNodes: cfg.IngestNodes, ClusterKey: cfg.ClusterKey, ManifestMaxAge: maxAge, Logger: log})
+			IngestNodes: cfg.IngestNodes, ClusterKey: cfg.ClusterKey, ManifestMaxAge: maxAge,
+			UnsealedMaxAge: cfg.UnsealedMaxAge, Logger: log})
 	}
 	if err != nil {
 		o.cache.Close()

@@ -43,6 +43,12 @@ func TestObjectStoreFlags(t *testing.T) {
 	if c, err := parse([]string{"--object-store", "s3://logs", "--manifest-max-age", "0"}, nil); err != nil || c.ManifestMaxAge != 0 {
 		t.Fatalf("--manifest-max-age 0: %v %v", c.ManifestMaxAge, err)
 	}
+	if c.UnsealedMaxAge != 0 {
+		t.Fatalf("--unsealed-max-age default: %v", c.UnsealedMaxAge)
+	}
+	if c, err := parse([]string{"--object-store", "s3://logs", "--unsealed-max-age", "2s"}, nil); err != nil || c.UnsealedMaxAge != 2*time.Second {
+		t.Fatalf("--unsealed-max-age 2s: %v %v", c.UnsealedMaxAge, err)
+	}
 	// SEDIMENT_* and AWS_* variables; flags win over both.
 	env := map[string]string{"SEDIMENT_OBJECT_STORE": "s3://logs", "AWS_ENDPOINT_URL": "https://minio.internal:9000",
 		"AWS_REGION": "eu-west-1", "AWS_S3_FORCE_PATH_STYLE": "true", "SEDIMENT_ROLE": "query",
@@ -70,6 +76,7 @@ func TestObjectStoreFlags(t *testing.T) {
 		{"--object-store", "s3://logs", "--role", "query", "--syslog-udp", "5514"},
 		{"--object-store", "s3://logs", "--manifest-max-age", "-1s"},
 		{"--object-store", "s3://logs", "--manifest-max-age", "1h"}, // past the grace period's margin
+		{"--object-store", "s3://logs", "--unsealed-max-age", "-1s"},
 	} {
 		if _, err := parse(bad, nil); err == nil {
 			t.Errorf("%q: accepted", bad)

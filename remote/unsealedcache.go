@@ -58,13 +58,15 @@ func (c *unsealedCache) get(ctx context.Context, key unsealedKey, ask func() (*U
 		c.mu.Unlock()
 		it.ans, it.err = ask()
 		c.mu.Lock()
-		if it.err != nil {
-			if c.items[key] == it {
-				delete(c.items, key)
-			}
+		if it.err != nil && c.items[key] == it {
+			delete(c.items, key)
 		}
 		c.mu.Unlock()
 		close(it.ready)
+		if it.err == nil {
+			// An idle query node does not keep the answer in memory.
+			time.AfterFunc(c.maxAge, func() { c.forget(key, it) })
+		}
 		return it.ans, it.err
 	}
 	c.mu.Unlock()
@@ -73,6 +75,15 @@ func (c *unsealedCache) get(ctx context.Context, key unsealedKey, ask func() (*U
 		return it.ans, it.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// forget drops it if it is still key's answer.
+func (c *unsealedCache) forget(key unsealedKey, it *unsealedItem) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.items[key] == it {
+		delete(c.items, key)
 	}
 }
 

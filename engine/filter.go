@@ -238,7 +238,7 @@ func (p *pred) eval(v *vec.Vector, sel []int32) []int32 {
 		}
 		if v.IsBytes() {
 			data, offs := v.Bytes, v.Offs
-			if rows, ok := p.searchValues(data, offs, n, nulls, sel); ok {
+			if rows, ok := p.searchValues(p.search, data, offs, n, nulls, sel); ok {
 				return rows
 			}
 			each(func(i int) bool {

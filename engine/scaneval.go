@@ -3,6 +3,7 @@ package engine
 import (
 	"unsafe"
 
+	"github.com/sediment/sediment/internal/predicate"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
 	"github.com/sediment/sediment/sql/scan"
@@ -126,13 +127,15 @@ func predReadType(pr *pred) vec.Type {
 // offs[i+1]]; NULL rows, marked in nulls, are empty), returning the rows
 // of sel (nil: all) that pass: one sweep over the bytes finds the values
 // holding the test's literals, and only those are tested one by one (none
-// when the literals decide). It reports false when it does not apply: no
-// Searcher, or a selection too sparse to pay for a sweep of every value.
-func (p *pred) searchValues(data []byte, offs []uint32, n int, nulls vec.Bitset, sel []int32) ([]int32, bool) {
-	if p.search == nil || len(offs) != n+1 || sel != nil && len(sel)*searchSelShare < n {
+// when the literals decide). s is p.search, or the same anchored on a
+// sample of the column (searchHead). It reports false when it does not
+// apply: no Searcher, or a selection too sparse to pay for a sweep of
+// every value.
+func (p *pred) searchValues(s *predicate.Searcher, data []byte, offs []uint32, n int, nulls vec.Bitset, sel []int32) ([]int32, bool) {
+	if s == nil || len(offs) != n+1 || sel != nil && len(sel)*searchSelShare < n {
 		return nil, false
 	}
-	found, ok := p.search.AppendRows(make([]int32, 0, n/16+8), data, offs)
+	found, ok := s.AppendRows(make([]int32, 0, n/16+8), data, offs)
 	if !ok {
 		return nil, false
 	}
@@ -182,6 +185,10 @@ func (p *pred) searchValues(data []byte, offs []uint32, n int, nulls vec.Bitset,
 // tested row by row rather than by a sweep of every value.
 const searchSelShare = 4
 
+// searchSampleBytes is the least text of a head run that searchHead
+// chooses a chunk's anchor bytes on.
+const searchSampleBytes = 4096
+
 // searchHead applies a predicate with a Searcher to a head column's
 // values where they lie (headView.packedRuns: one sweep per slot of
 // values), without copying them into a vector, when it reads one packed
@@ -200,11 +207,19 @@ func searchHead(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int
 	// Not nil when nothing passes: a nil selection means every row.
 	passed := make([]int32, 0, (z-a)/16+8)
 	failed := false
+	// The runs are a slot of values or less (a few values where a slot
+	// ends): the sweep's anchor bytes are chosen once, on the first run
+	// long enough to sample, rather than on each run.
+	search := pr.search
+	anchored := false
 	ok = hr.hv.packedRuns(cols[0].idx, a, z, func(data []byte, offs []uint32, first int) {
 		if failed {
 			return
 		}
-		res, ok := pr.searchValues(data, offs, len(offs)-1, nil, nil)
+		if text := data[offs[0]:offs[len(offs)-1]]; !anchored && len(text) >= searchSampleBytes {
+			search, anchored = pr.search.Anchored(text), true
+		}
+		res, ok := pr.searchValues(search, data, offs, len(offs)-1, nil, nil)
 		if !ok {
 			failed = true
 			return

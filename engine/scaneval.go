@@ -89,6 +89,15 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 			if pr.Op == scan.IsNotNull && !v.HasNulls() {
 				continue // every row read has a value: the selection stands
 			}
+			if pr.passesAll(v) {
+				// Every row read passes (a project filter on a source of
+				// one project): the selection stands, and is the answer
+				// when it is all the unit's rows.
+				if whole {
+					cacheRows(unit, pr, rangeRows(lo, hi))
+				}
+				continue
+			}
 			res = pr.eval(v, local)
 		}
 		for k, r := range res {
@@ -101,15 +110,49 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 		if whole {
 			cacheRows(unit, pr, res)
 		}
+		if sel == nil && len(res) == hi-lo {
+			// Every row passed (a project filter on a source of one
+			// project): the next predicates read all rows, as before,
+			// without a list of them to map theirs through.
+			continue
+		}
 		sel = res
 	}
 	if sel == nil {
-		sel = make([]int32, hi-lo)
-		for i := range sel {
-			sel[i] = int32(lo + i)
-		}
+		sel = rangeRows(lo, hi)
 	}
 	return sel, nil
+}
+
+// passesAll reports whether every row of v passes the predicate, decided
+// on v's dictionary alone: v has no NULLs and every entry passes. It
+// looks only at a dictionary no longer than v (else false: evaluate row
+// by row).
+func (p *pred) passesAll(v *vec.Vector) bool {
+	if v.Dict == nil || len(v.Dict) > v.Len || v.Type != vec.String && v.Type != vec.JSON || v.HasNulls() {
+		return false
+	}
+	switch p.Op {
+	case scan.Eq, scan.Ne, scan.Lt, scan.Le, scan.Gt, scan.Ge, scan.In, scan.Contains, scan.StartsWith, scan.EndsWith,
+		scan.Regex, scan.Like:
+	default:
+		return false
+	}
+	for _, s := range v.Dict {
+		if !p.matchString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// rangeRows returns the rows lo, lo+1, …, hi-1.
+func rangeRows(lo, hi int) []int32 {
+	rows := make([]int32, hi-lo)
+	for i := range rows {
+		rows[i] = int32(lo + i)
+	}
+	return rows
 }
 
 func predReadType(pr *pred) vec.Type {

@@ -83,6 +83,12 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 		// slice: mapped in place).
 		res, searched := searchHead(cr, cols, pr, a, z, rows, local)
 		if !searched {
+			var err error
+			if res, searched, err = searchPages(pcr, cols, pr, a, z, rows, local, v); err != nil {
+				return nil, err
+			}
+		}
+		if !searched {
 			if err := readLogical(pcr, cols, predReadType(pr), a, z, rows, v); err != nil {
 				return nil, err
 			}
@@ -126,10 +132,11 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 
 // passesAll reports whether every row of v passes the predicate, decided
 // on v's dictionary alone: v has no NULLs and every entry passes. It
-// looks only at a dictionary no longer than v (else false: evaluate row
-// by row).
+// looks only at a dictionary of at most an eighth as many entries as v
+// has rows (else false: eval decides the entries the rows use), and
+// stops at the first entry that fails.
 func (p *pred) passesAll(v *vec.Vector) bool {
-	if v.Dict == nil || len(v.Dict) > v.Len || v.Type != vec.String && v.Type != vec.JSON || v.HasNulls() {
+	if v.Dict == nil || len(v.Dict)*8 > v.Len || v.Type != vec.String && v.Type != vec.JSON || v.HasNulls() {
 		return false
 	}
 	switch p.Op {
@@ -227,6 +234,55 @@ func (p *pred) searchValues(s *predicate.Searcher, data []byte, offs []uint32, n
 // searchSelShare: a selection of fewer than one row in searchSelShare is
 // tested row by row rather than by a sweep of every value.
 const searchSelShare = 4
+
+// searchPages applies a predicate with a Searcher to a segment block's
+// text column page by page, when [a, z) spans several of its pages: each
+// page is decoded into v (reused, so its bytes stay in the CPU's caches)
+// and swept while they are there, instead of decoding the whole range
+// into one vector, larger than the caches, and sweeping that. It returns
+// the rows of sel (local to a; nil: all) that pass, and false when it
+// does not apply: not a segment, a list of rows, several columns, or
+// derived text (a read of each page would read the columns it refers to
+// again, for their pages that span several of its own).
+func searchPages(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int32, v *vec.Vector) ([]int32, bool, error) {
+	br, ok := cr.(*blockReader)
+	if !ok || pr.search == nil || rows != nil || len(cols) != 1 || cols[0].typ != segment.TypeString ||
+		segment.VecType(cols[0].typ) != predReadType(pr) {
+		return nil, false, nil
+	}
+	ci, ok := br.r.Chunk(br.b, cols[0].idx)
+	if !ok || ci.Derived || len(ci.Pages) < 2 {
+		return nil, false, nil
+	}
+	// Not nil when nothing passes: a nil selection means every row.
+	passed := make([]int32, 0, (z-a)/16+8)
+	k := 0 // sel[:k] lie before the page
+	var pageSel []int32
+	for _, pg := range ci.Pages {
+		pa, pz := max(a, pg.FirstRow), min(z, pg.FirstRow+pg.Rows)
+		if pa >= pz {
+			continue
+		}
+		var ps []int32 // the page's rows of sel, local to pa
+		if sel != nil {
+			pageSel = pageSel[:0]
+			for ; k < len(sel) && int(sel[k])+a < pz; k++ {
+				pageSel = append(pageSel, sel[k]+int32(a-pa))
+			}
+			if len(pageSel) == 0 {
+				continue
+			}
+			ps = pageSel
+		}
+		if err := readLogical(cr, cols, predReadType(pr), pa, pz, nil, v); err != nil {
+			return nil, false, err
+		}
+		for _, r := range pr.eval(v, ps) {
+			passed = append(passed, r+int32(pa-a))
+		}
+	}
+	return passed, true, nil
+}
 
 // searchSampleBytes is the least text of a head run that searchHead
 // chooses a chunk's anchor bytes on.

@@ -84,6 +84,12 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 		res, searched := searchHead(cr, cols, pr, a, z, rows, local)
 		if !searched {
 			var err error
+			if res, searched, err = searchDerived(pcr, cols, pr, a, z, rows, local, v); err != nil {
+				return nil, err
+			}
+		}
+		if !searched {
+			var err error
 			if res, searched, err = searchPages(pcr, cols, pr, a, z, rows, local, v); err != nil {
 				return nil, err
 			}
@@ -282,6 +288,62 @@ func searchPages(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []in
 		}
 	}
 	return passed, true, nil
+}
+
+// searchDerived applies a predicate with a Searcher to a segment block's
+// derived text without assembling every value (segment.SearchDerived:
+// template by template, sweeping the referenced columns' values), then
+// confirms the rows found with the predicate when the literals do not
+// decide. It returns the rows of sel (local to a; nil: all) that pass,
+// and false when it does not apply: not derived text, a negated test, a
+// list of rows, or a block whose templates all need assembling.
+func searchDerived(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int32, v *vec.Vector) ([]int32, bool, error) {
+	br, ok := cr.(*blockReader)
+	if !ok || pr.search == nil || pr.Not || rows != nil || len(cols) != 1 || cols[0].typ != segment.TypeString ||
+		segment.VecType(cols[0].typ) != predReadType(pr) {
+		return nil, false, nil
+	}
+	if ci, ok := br.r.Chunk(br.b, cols[0].idx); !ok || !ci.Derived {
+		return nil, false, nil
+	}
+	opts := segment.ReadOptions{Once: br.once}
+	found, ok, err := br.r.SearchDerived(br.b, cols[0].idx, a, z, pr.search.Literals(), opts)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if sel != nil {
+		// Keep the rows asked about (both ascending).
+		kept := found[:0]
+		k := 0
+		for _, r := range sel {
+			for k < len(found) && found[k] < r {
+				k++
+			}
+			if k < len(found) && found[k] == r {
+				kept = append(kept, r)
+			}
+		}
+		found = kept
+	}
+	if pr.searchExact || len(found) == 0 {
+		return found, true, nil
+	}
+	// Holding a literal does not decide: the rows found, read (assembled)
+	// and tested.
+	abs := make([]int32, len(found))
+	for i, r := range found {
+		abs[i] = r + int32(a)
+	}
+	if err := br.r.Read(br.b, cols[0].idx, 0, 0, abs, v, segment.ReadOptions{Once: br.once, Reuse: true}); err != nil {
+		return nil, false, err
+	}
+	kept := found[:0]
+	for i, r := range found {
+		if !v.IsNull(i) && pr.matchString(v.StringAt(i)) {
+			kept = append(kept, r)
+		}
+	}
+	return kept, true, nil
 }
 
 // searchSampleBytes is the least text of a head run that searchHead

@@ -27,7 +27,7 @@ type derivedPiece struct {
 // separators, some of them pieces of the needles searched for ("auth",
 // "/v1", "token"), so that a match can span a literal and a value.
 func randomTemplate(r *rand.Rand) []derivedPiece {
-	seps := []string{" | ", " ", `"`, " auth", "auth/", "/v1", "token ", " - ", "/"}
+	seps := []string{" | ", " ", `"`, " auth", "auth/", "/v1", "token ", " - ", "/", ""}
 	fields := []string{"method", "status", "path", "agent"}
 	r.Shuffle(len(fields), func(i, j int) { fields[i], fields[j] = fields[j], fields[i] })
 	var tpl []derivedPiece
@@ -52,7 +52,7 @@ func randomTemplate(r *rand.Rand) []derivedPiece {
 // regexp and strings return over the messages, in segments (each block's
 // message chunk derived, checked) and in the head, negated or not.
 func TestTextFiltersOverDerivedText(t *testing.T) {
-	for seed := uint64(1); seed <= 4; seed++ {
+	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { testTextFiltersOverDerivedText(t, seed) })
 	}
 }
@@ -62,6 +62,10 @@ func testTextFiltersOverDerivedText(t *testing.T, seed uint64) {
 	tpls := make([][]derivedPiece, 3)
 	for i := range tpls {
 		tpls[i] = randomTemplate(r)
+	}
+	if seed%2 == 0 {
+		// Values that meet with nothing between them.
+		tpls[0] = []derivedPiece{{field: "method"}, {field: "path"}, {lit: " | "}, {field: "status"}, {field: "agent"}}
 	}
 	paths := []string{"/auth/v1/token?grant_type=password", "/auth/v1/user", "/rest/v1/todos?select=*", "auth/v1/tokens",
 		"/v1/token", "/storage/v1/object/avatars/a.png", "token", "/auth/v2/user", "/realtime/v1/websocket?vsn=1.0.0"}
@@ -102,7 +106,9 @@ func testTextFiltersOverDerivedText(t *testing.T, seed uint64) {
 	for _, pat := range []string{"auth/v1/(token|user)", "auth/v1/", "v1/token", `token \d`, "(GET|POST) ", "auth", "n/v", `\| 5\d\d`} {
 		filters = append(filters, filter{scan.Regex, pat, regexp.MustCompile(pat).MatchString})
 	}
-	for _, sub := range []string{"auth/v1/token", "/v1", "token 4"} {
+	// Some only across two values that meet (a method and a path, a
+	// status and a path).
+	for _, sub := range []string{"auth/v1/token", "/v1", "token 4", "GET/auth", "201token", "POST/v1/token", "201Deno", "0Mo", "40"} {
 		filters = append(filters, filter{scan.Contains, sub, func(s string) bool { return strings.Contains(s, sub) }})
 	}
 	for _, flush := range []bool{true, false} {

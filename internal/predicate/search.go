@@ -93,6 +93,20 @@ func (s *Searcher) Anchored(sample []byte) *Searcher {
 	return a
 }
 
+// Literals returns the literals the Searcher finds values holding (a
+// new slice).
+func (s *Searcher) Literals() []string {
+	var out []string
+	for _, nd := range s.needles {
+		if nd.exts != nil {
+			out = append(out, nd.exts...)
+		} else {
+			out = append(out, nd.text)
+		}
+	}
+	return out
+}
+
 // validOffsets reports whether offs describes values within data: at
 // least one offset, non-decreasing, the last within data.
 func validOffsets(data []byte, offs []uint32) bool {

@@ -152,6 +152,16 @@ func TestRarestByteCounts(t *testing.T) {
 	}
 }
 
+// TestSearcherLiterals: a Searcher gives back the literals it finds,
+// whether swept one by one or by their shared prefix.
+func TestSearcherLiterals(t *testing.T) {
+	for _, lits := range [][]string{{"auth/v1/token", "auth/v1/user"}, {"POST"}, {"python-httpx", "Dart"}} {
+		if got := NewSearcher(lits).Literals(); !slices.Equal(got, lits) {
+			t.Errorf("%q: literals %q", lits, got)
+		}
+	}
+}
+
 // TestSearcherShapes: which patterns are searched over many values, and
 // which of those the literals decide alone.
 func TestSearcherShapes(t *testing.T) {

@@ -21,9 +21,10 @@ type pred struct {
 	fltSet map[float64]struct{}
 	re     *predicate.Regex
 	like   *predicate.Like
-	// lit is a substring every match must contain (a regex's or LIKE
-	// pattern's longest literal, the needle of Contains); litExact means
-	// the literal alone decides. The token index looks lit up.
+	// lit is a substring every match must contain (a LIKE pattern's
+	// longest literal, the needle of Contains); litExact means the literal
+	// alone decides. The token index looks lit up. (A regex's literals
+	// are anyOf.)
 	lit      string
 	litExact bool
 	// anyOf, for a regex, are literals of which every match contains one
@@ -108,9 +109,6 @@ func compilePred(p scan.Predicate) (*pred, error) {
 			cp.anyOf = append(cp.anyOf, regexLit{s: l.S, fold: l.Fold})
 		}
 		cp.anyExact = exact
-		if len(lits) == 1 && !lits[0].Fold {
-			cp.lit, cp.litExact = lits[0].S, exact
-		}
 		cp.search, cp.searchExact = cp.re.Searcher()
 	case scan.Contains:
 		cp.lit, cp.litExact = p.Args[0].Str, true
@@ -238,7 +236,7 @@ func (p *pred) eval(v *vec.Vector, sel []int32) []int32 {
 		}
 		if v.IsBytes() {
 			data, offs := v.Bytes, v.Offs
-			if rows, ok := p.searchValues(data, offs, n, nulls, sel); ok {
+			if rows, ok := p.searchValues(p.search, data, offs, n, nulls, sel); ok {
 				return rows
 			}
 			each(func(i int) bool {

@@ -3,6 +3,7 @@ package engine
 import (
 	"unsafe"
 
+	"github.com/sediment/sediment/internal/predicate"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
 	"github.com/sediment/sediment/sql/scan"
@@ -82,11 +83,32 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 		// slice: mapped in place).
 		res, searched := searchHead(cr, cols, pr, a, z, rows, local)
 		if !searched {
+			var err error
+			if res, searched, err = searchDerived(pcr, cols, pr, a, z, rows, local, v); err != nil {
+				return nil, err
+			}
+		}
+		if !searched {
+			var err error
+			if res, searched, err = searchPages(pcr, cols, pr, a, z, rows, local, v); err != nil {
+				return nil, err
+			}
+		}
+		if !searched {
 			if err := readLogical(pcr, cols, predReadType(pr), a, z, rows, v); err != nil {
 				return nil, err
 			}
 			if pr.Op == scan.IsNotNull && !v.HasNulls() {
 				continue // every row read has a value: the selection stands
+			}
+			if pr.passesAll(v) {
+				// Every row read passes (a project filter on a source of
+				// one project): the selection stands, and is the answer
+				// when it is all the unit's rows.
+				if whole {
+					cacheRows(unit, pr, rangeRows(lo, hi))
+				}
+				continue
 			}
 			res = pr.eval(v, local)
 		}
@@ -100,15 +122,50 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 		if whole {
 			cacheRows(unit, pr, res)
 		}
+		if sel == nil && len(res) == hi-lo {
+			// Every row passed (a project filter on a source of one
+			// project): the next predicates read all rows, as before,
+			// without a list of them to map theirs through.
+			continue
+		}
 		sel = res
 	}
 	if sel == nil {
-		sel = make([]int32, hi-lo)
-		for i := range sel {
-			sel[i] = int32(lo + i)
-		}
+		sel = rangeRows(lo, hi)
 	}
 	return sel, nil
+}
+
+// passesAll reports whether every row of v passes the predicate, decided
+// on v's dictionary alone: v has no NULLs and every entry passes. It
+// looks only at a dictionary of at most an eighth as many entries as v
+// has rows (else false: eval decides the entries the rows use), and
+// stops at the first entry that fails.
+func (p *pred) passesAll(v *vec.Vector) bool {
+	if v.Dict == nil || len(v.Dict)*8 > v.Len || v.Type != vec.String && v.Type != vec.JSON || v.HasNulls() {
+		return false
+	}
+	switch p.Op {
+	case scan.Eq, scan.Ne, scan.Lt, scan.Le, scan.Gt, scan.Ge, scan.In, scan.Contains, scan.StartsWith, scan.EndsWith,
+		scan.Regex, scan.Like:
+	default:
+		return false
+	}
+	for _, s := range v.Dict {
+		if !p.matchString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// rangeRows returns the rows lo, lo+1, …, hi-1.
+func rangeRows(lo, hi int) []int32 {
+	rows := make([]int32, hi-lo)
+	for i := range rows {
+		rows[i] = int32(lo + i)
+	}
+	return rows
 }
 
 func predReadType(pr *pred) vec.Type {
@@ -126,13 +183,15 @@ func predReadType(pr *pred) vec.Type {
 // offs[i+1]]; NULL rows, marked in nulls, are empty), returning the rows
 // of sel (nil: all) that pass: one sweep over the bytes finds the values
 // holding the test's literals, and only those are tested one by one (none
-// when the literals decide). It reports false when it does not apply: no
-// Searcher, or a selection too sparse to pay for a sweep of every value.
-func (p *pred) searchValues(data []byte, offs []uint32, n int, nulls vec.Bitset, sel []int32) ([]int32, bool) {
-	if p.search == nil || len(offs) != n+1 || sel != nil && len(sel)*searchSelShare < n {
+// when the literals decide). s is p.search, or the same anchored on a
+// sample of the column (searchHead). It reports false when it does not
+// apply: no Searcher, or a selection too sparse to pay for a sweep of
+// every value.
+func (p *pred) searchValues(s *predicate.Searcher, data []byte, offs []uint32, n int, nulls vec.Bitset, sel []int32) ([]int32, bool) {
+	if s == nil || len(offs) != n+1 || sel != nil && len(sel)*searchSelShare < n {
 		return nil, false
 	}
-	found, ok := p.search.AppendRows(make([]int32, 0, n/16+8), data, offs)
+	found, ok := s.AppendRows(make([]int32, 0, n/16+8), data, offs)
 	if !ok {
 		return nil, false
 	}
@@ -182,6 +241,115 @@ func (p *pred) searchValues(data []byte, offs []uint32, n int, nulls vec.Bitset,
 // tested row by row rather than by a sweep of every value.
 const searchSelShare = 4
 
+// searchPages applies a predicate with a Searcher to a segment block's
+// text column page by page, when [a, z) spans several of its pages: each
+// page is decoded into v (reused, so its bytes stay in the CPU's caches)
+// and swept while they are there, instead of decoding the whole range
+// into one vector, larger than the caches, and sweeping that. It returns
+// the rows of sel (local to a; nil: all) that pass, and false when it
+// does not apply: not a segment, a list of rows, several columns, or
+// derived text (a read of each page would read the columns it refers to
+// again, for their pages that span several of its own).
+func searchPages(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int32, v *vec.Vector) ([]int32, bool, error) {
+	br, ok := cr.(*blockReader)
+	if !ok || pr.search == nil || rows != nil || len(cols) != 1 || cols[0].typ != segment.TypeString ||
+		segment.VecType(cols[0].typ) != predReadType(pr) {
+		return nil, false, nil
+	}
+	ci, ok := br.r.Chunk(br.b, cols[0].idx)
+	if !ok || ci.Derived || len(ci.Pages) < 2 {
+		return nil, false, nil
+	}
+	// Not nil when nothing passes: a nil selection means every row.
+	passed := make([]int32, 0, (z-a)/16+8)
+	k := 0 // sel[:k] lie before the page
+	var pageSel []int32
+	for _, pg := range ci.Pages {
+		pa, pz := max(a, pg.FirstRow), min(z, pg.FirstRow+pg.Rows)
+		if pa >= pz {
+			continue
+		}
+		var ps []int32 // the page's rows of sel, local to pa
+		if sel != nil {
+			pageSel = pageSel[:0]
+			for ; k < len(sel) && int(sel[k])+a < pz; k++ {
+				pageSel = append(pageSel, sel[k]+int32(a-pa))
+			}
+			if len(pageSel) == 0 {
+				continue
+			}
+			ps = pageSel
+		}
+		if err := readLogical(cr, cols, predReadType(pr), pa, pz, nil, v); err != nil {
+			return nil, false, err
+		}
+		for _, r := range pr.eval(v, ps) {
+			passed = append(passed, r+int32(pa-a))
+		}
+	}
+	return passed, true, nil
+}
+
+// searchDerived applies a predicate with a Searcher to a segment block's
+// derived text without assembling every value (segment.SearchDerived:
+// template by template, sweeping the referenced columns' values), then
+// confirms the rows found with the predicate when the literals do not
+// decide. It returns the rows of sel (local to a; nil: all) that pass,
+// and false when it does not apply: not derived text, a negated test, a
+// list of rows, or a block whose templates all need assembling.
+func searchDerived(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int32, v *vec.Vector) ([]int32, bool, error) {
+	br, ok := cr.(*blockReader)
+	if !ok || pr.search == nil || pr.Not || rows != nil || len(cols) != 1 || cols[0].typ != segment.TypeString ||
+		segment.VecType(cols[0].typ) != predReadType(pr) {
+		return nil, false, nil
+	}
+	if ci, ok := br.r.Chunk(br.b, cols[0].idx); !ok || !ci.Derived {
+		return nil, false, nil
+	}
+	opts := segment.ReadOptions{Once: br.once}
+	found, ok, err := br.r.SearchDerived(br.b, cols[0].idx, a, z, pr.search.Literals(), opts)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if sel != nil {
+		// Keep the rows asked about (both ascending).
+		kept := found[:0]
+		k := 0
+		for _, r := range sel {
+			for k < len(found) && found[k] < r {
+				k++
+			}
+			if k < len(found) && found[k] == r {
+				kept = append(kept, r)
+			}
+		}
+		found = kept
+	}
+	if pr.searchExact || len(found) == 0 {
+		return found, true, nil
+	}
+	// Holding a literal does not decide: the rows found, read (assembled)
+	// and tested.
+	abs := make([]int32, len(found))
+	for i, r := range found {
+		abs[i] = r + int32(a)
+	}
+	if err := br.r.Read(br.b, cols[0].idx, 0, 0, abs, v, segment.ReadOptions{Once: br.once, Reuse: true}); err != nil {
+		return nil, false, err
+	}
+	kept := found[:0]
+	for i, r := range found {
+		if !v.IsNull(i) && pr.matchString(v.StringAt(i)) {
+			kept = append(kept, r)
+		}
+	}
+	return kept, true, nil
+}
+
+// searchSampleBytes is the least text of a head run that searchHead
+// chooses a chunk's anchor bytes on.
+const searchSampleBytes = 4096
+
 // searchHead applies a predicate with a Searcher to a head column's
 // values where they lie (headView.packedRuns: one sweep per slot of
 // values), without copying them into a vector, when it reads one packed
@@ -200,11 +368,19 @@ func searchHead(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int
 	// Not nil when nothing passes: a nil selection means every row.
 	passed := make([]int32, 0, (z-a)/16+8)
 	failed := false
+	// The runs are a slot of values or less (a few values where a slot
+	// ends): the sweep's anchor bytes are chosen once, on the first run
+	// long enough to sample, rather than on each run.
+	search := pr.search
+	anchored := false
 	ok = hr.hv.packedRuns(cols[0].idx, a, z, func(data []byte, offs []uint32, first int) {
 		if failed {
 			return
 		}
-		res, ok := pr.searchValues(data, offs, len(offs)-1, nil, nil)
+		if text := data[offs[0]:offs[len(offs)-1]]; !anchored && len(text) >= searchSampleBytes {
+			search, anchored = pr.search.Anchored(text), true
+		}
+		res, ok := pr.searchValues(search, data, offs, len(offs)-1, nil, nil)
 		if !ok {
 			failed = true
 			return

@@ -31,8 +31,14 @@ func searchShard(t *testing.T, msgs []*string, flush bool, chunkRows int) (*Engi
 	s, _ := e.Shard(shardID)
 	evs := make([]event.Event, len(msgs))
 	for i, m := range msgs {
+		// p is one value in every row (a project filter every row
+		// passes), q the same but missing from every 13th row.
+		members := []event.Value{event.Member("k", event.IntValue(int64(i%10))), event.Member("p", event.StringValue("default"))}
+		if i%13 != 0 {
+			members = append(members, event.Member("q", event.StringValue("default")))
+		}
 		evs[i] = event.Event{ID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), Timestamp: 1_700_000_000_000_000 + int64(i),
-			Fields: event.ObjectValue(event.Member("k", event.IntValue(int64(i%10))))}
+			Fields: event.ObjectValue(members...)}
 		if m != nil {
 			evs[i].Message, evs[i].HasMessage = *m, true
 		}
@@ -89,8 +95,12 @@ func testSearchValuesMatchScan(t *testing.T) {
 		keep func(k int) bool
 	}{
 		{"all", nil, func(int) bool { return true }},
-		{"k<7", &scan.Predicate{Path: "k", Type: vec.Int64, Op: scan.Lt, Args: []scan.Const{{Type: vec.Int64, Int: 7}}}, func(k int) bool { return k < 7 }},
-		{"k=3", &scan.Predicate{Path: "k", Type: vec.Int64, Op: scan.Eq, Args: []scan.Const{{Type: vec.Int64, Int: 3}}}, func(k int) bool { return k == 3 }},
+		{"k<7", &scan.Predicate{Path: "k", Type: vec.Int64, Op: scan.Lt, Args: []scan.Const{{Type: vec.Int64, Int: 7}}}, func(i int) bool { return i%10 < 7 }},
+		{"k=3", &scan.Predicate{Path: "k", Type: vec.Int64, Op: scan.Eq, Args: []scan.Const{{Type: vec.Int64, Int: 3}}}, func(i int) bool { return i%10 == 3 }},
+		{"p=default", &scan.Predicate{Path: "p", Type: vec.String, Op: scan.Eq, Args: []scan.Const{str("default")}}, func(int) bool { return true }},
+		{"p!=default", &scan.Predicate{Path: "p", Type: vec.String, Op: scan.Ne, Args: []scan.Const{str("default")}}, func(int) bool { return false }},
+		{"q=default", &scan.Predicate{Path: "q", Type: vec.String, Op: scan.Eq, Args: []scan.Const{str("default")}}, func(i int) bool { return i%13 != 0 }},
+		{"q like def%", &scan.Predicate{Path: "q", Type: vec.String, Op: scan.Like, Args: []scan.Const{str("def%")}}, func(i int) bool { return i%13 != 0 }},
 	}
 	for _, nulls := range []bool{false, true} {
 		msgs := make([]*string, 1200)
@@ -116,7 +126,7 @@ func testSearchValuesMatchScan(t *testing.T) {
 						for _, nw := range narrowings {
 							want := map[string]bool{}
 							for i, m := range msgs {
-								if m != nil && tx.fn(*m) != not && nw.keep(i%10) {
+								if m != nil && tx.fn(*m) != not && nw.keep(i) {
 									want[fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)] = true
 								}
 							}

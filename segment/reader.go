@@ -111,6 +111,9 @@ type ChunkInfo struct {
 	// StoredBytes is what the chunk's units take in the file (pages,
 	// dictionary, history).
 	StoredBytes int64
+	// Derived says the chunk is derived text (encDerived): a read of it
+	// reads the columns it refers to as well.
+	Derived bool
 }
 
 // PageRange describes one data page of a chunk: its row range, relative
@@ -257,6 +260,7 @@ func (r *Reader) Chunk(b, col int) (ChunkInfo, bool) {
 	}
 	ci.Pages = c.ranges
 	ci.StoredBytes = c.stored
+	ci.Derived = c.enc == encDerived
 	return ci, true
 }
 

@@ -3,6 +3,7 @@ package predicate
 import (
 	"bytes"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -26,9 +27,12 @@ type Searcher struct {
 
 // needle is one sweep: text is searched for; when exts is not nil, a hit
 // counts only if one of exts (each starting with text) is found there.
+// anchor, when not zero, is one past the position in text of the byte the
+// sweep stops at (Anchored); zero: chosen on each buffer searched.
 type needle struct {
-	text string
-	exts []string
+	text   string
+	exts   []string
+	anchor int
 }
 
 // maxSearchNeedles bounds the sweeps of one search: a set of literals
@@ -74,6 +78,33 @@ func NewSearcher(lits []string) *Searcher {
 		s.needles = append(s.needles, needle{text: l})
 	}
 	return s
+}
+
+// Anchored returns a Searcher for the same literals whose sweeps stop at
+// the byte of each needle that is rarest in sample, chosen here once
+// rather than on each buffer searched: a caller searching many small
+// buffers of one column (a head chunk's runs of values, some of a few
+// values only) samples the column once.
+func (s *Searcher) Anchored(sample []byte) *Searcher {
+	a := &Searcher{needles: slices.Clone(s.needles)}
+	for i := range a.needles {
+		a.needles[i].anchor = rarestByte(a.needles[i].text, sample) + 1
+	}
+	return a
+}
+
+// Literals returns the literals the Searcher finds values holding (a
+// new slice).
+func (s *Searcher) Literals() []string {
+	var out []string
+	for _, nd := range s.needles {
+		if nd.exts != nil {
+			out = append(out, nd.exts...)
+		} else {
+			out = append(out, nd.text)
+		}
+	}
+	return out
 }
 
 // validOffsets reports whether offs describes values within data: at
@@ -128,7 +159,10 @@ func (nd *needle) sweep(dst []int32, data []byte, offs []uint32) []int32 {
 		return dst
 	}
 	t := nd.text
-	k := rarestByte(t, data[offs[0]:offs[n]])
+	k := nd.anchor - 1
+	if k < 0 {
+		k = rarestByte(t, data[offs[0]:offs[n]])
+	}
 	c := t[k]
 	end := int(offs[n])
 	row := 0
@@ -204,23 +238,62 @@ func rarestByte(t string, data []byte) int {
 	if len(t) == 1 {
 		return 0
 	}
-	var seen [256]uint32
-	// Up to sixteen windows of 256 bytes spread over the buffer (four of
-	// 1 KiB picked the wrong byte on one in ten 1 MiB stretches of access
-	// logs).
-	const window, windows = 256, 16
-	if len(data) <= window*windows {
-		for _, b := range data {
-			seen[b]++
+	if len(t) > maxCountedNeedle {
+		return rarestByteHistogram(t, data)
+	}
+	// Each byte of t counted over the sample windows with bytes.Count
+	// (vectorised): a few passes over 4 KiB instead of a histogram of it,
+	// whose increments of the same counters wait on one another.
+	var counted [256]int32 // count+1; 0: not counted yet
+	count := func(c byte) int32 {
+		if counted[c] == 0 {
+			n := 0
+			forSampleWindows(data, func(w []byte) { n += bytes.Count(w, []byte{c}) })
+			counted[c] = int32(n) + 1
 		}
-	} else {
-		step := len(data) / windows
-		for w := 0; w < windows; w++ {
-			for _, b := range data[w*step : w*step+window] {
-				seen[b]++
-			}
+		return counted[c]
+	}
+	best, bestN := 0, count(t[0])
+	for i := 1; i < len(t); i++ {
+		if n := count(t[i]); n <= bestN {
+			best, bestN = i, n
 		}
 	}
+	return best
+}
+
+// maxCountedNeedle is the longest needle whose bytes rarestByte counts one
+// by one; a longer one (more distinct bytes, more passes) takes a
+// histogram of the sample.
+const maxCountedNeedle = 24
+
+// Sample windows of rarestByte: up to sixteen of 256 bytes spread over the
+// buffer (four of 1 KiB picked the wrong byte on one in ten 1 MiB
+// stretches of access logs).
+const sampleWindow, sampleWindows = 256, 16
+
+// forSampleWindows calls fn with each sample window of data: all of it
+// when it is no longer than the windows together.
+func forSampleWindows(data []byte, fn func(w []byte)) {
+	if len(data) <= sampleWindow*sampleWindows {
+		fn(data)
+		return
+	}
+	step := len(data) / sampleWindows
+	for w := 0; w < sampleWindows; w++ {
+		fn(data[w*step : w*step+sampleWindow])
+	}
+}
+
+// rarestByteHistogram is rarestByte from a histogram of every byte of
+// the sample windows.
+func rarestByteHistogram(t string, data []byte) int {
+	var seen [256]uint32
+	forSampleWindows(data, func(w []byte) {
+		for _, b := range w {
+			seen[b]++
+		}
+	})
 	best := 0
 	for i := 1; i < len(t); i++ {
 		if seen[t[i]] <= seen[t[best]] {

@@ -86,6 +86,82 @@ func TestSearcherAgreesWithRegexp(t *testing.T) {
 	}
 }
 
+// TestSearcherEveryAnchor: whichever byte of a needle a sweep stops at
+// (Anchored picks it on a sample that may not resemble the values), the
+// rows found are the same: those holding one of the literals.
+func TestSearcherEveryAnchor(t *testing.T) {
+	vals := slices.Concat(searchTexts, regexTexts)
+	for _, lits := range [][]string{{"auth/v1/token", "auth/v1/user"}, {"POST"}, {"a"}, {"python-httpx", "Dart"},
+		{"ken"}, {"é\xff"}, {"aaa"}} {
+		s := NewSearcher(lits)
+		if s == nil {
+			t.Fatalf("%q: no Searcher", lits)
+		}
+		for shift := 0; shift < len(vals); shift += 5 {
+			order := slices.Concat(vals[shift:], vals[:shift])
+			data, offs := packValues(order)
+			want := wantRows(order, func(v string) bool {
+				return slices.ContainsFunc(lits, func(l string) bool { return strings.Contains(v, l) })
+			})
+			for k := 0; k < len(s.needles[0].text); k++ {
+				a := &Searcher{needles: slices.Clone(s.needles)}
+				for i := range a.needles {
+					a.needles[i].anchor = min(k, len(a.needles[i].text)-1) + 1
+				}
+				if got, _ := a.AppendRows(nil, data, offs); !slices.Equal(got, want) {
+					t.Errorf("%q anchored at %d (shift %d): rows %v, want %v", lits, k, shift, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestRarestByteCounts: counting the needle's bytes one by one picks the
+// byte a histogram of the sample picks (ties to the later byte), on
+// samples shorter and longer than the windows.
+func TestRarestByteCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	lines := accessLines(200)
+	for i := 0; i < 500; i++ {
+		var data []byte
+		switch i % 3 {
+		case 0: // access log text, long enough for windows
+			data = []byte(strings.Join(lines[:1+r.IntN(len(lines)-1)], ""))
+		case 1: // few distinct bytes, many ties
+			data = make([]byte, r.IntN(9000))
+			for j := range data {
+				data[j] = "abc/"[r.IntN(4)]
+			}
+		default:
+			data = make([]byte, r.IntN(300))
+			for j := range data {
+				data[j] = byte(r.IntN(256))
+			}
+		}
+		needle := make([]byte, 2+r.IntN(maxCountedNeedle-1))
+		for j := range needle {
+			if r.IntN(2) == 0 && len(data) > 0 {
+				needle[j] = data[r.IntN(len(data))]
+			} else {
+				needle[j] = "auth/v1/"[r.IntN(8)]
+			}
+		}
+		if got, want := rarestByte(string(needle), data), rarestByteHistogram(string(needle), data); got != want {
+			t.Fatalf("needle %q over %d bytes: position %d, histogram says %d", needle, len(data), got, want)
+		}
+	}
+}
+
+// TestSearcherLiterals: a Searcher gives back the literals it finds,
+// whether swept one by one or by their shared prefix.
+func TestSearcherLiterals(t *testing.T) {
+	for _, lits := range [][]string{{"auth/v1/token", "auth/v1/user"}, {"POST"}, {"python-httpx", "Dart"}} {
+		if got := NewSearcher(lits).Literals(); !slices.Equal(got, lits) {
+			t.Errorf("%q: literals %q", lits, got)
+		}
+	}
+}
+
 // TestSearcherShapes: which patterns are searched over many values, and
 // which of those the literals decide alone.
 func TestSearcherShapes(t *testing.T) {
@@ -175,6 +251,11 @@ func FuzzSearchRows(f *testing.F) {
 			got, ok := searchRows(s, exact, r.Match, data, offs)
 			if !ok || !slices.Equal(got, want) {
 				t.Fatalf("%q over %q: rows %v, regexp says %v", pattern, vals, got, want)
+			}
+			// Anchored on a sample unlike the values (the pattern's text).
+			got, ok = searchRows(s.Anchored([]byte(pattern)), exact, r.Match, data, offs)
+			if !ok || !slices.Equal(got, want) {
+				t.Fatalf("%q over %q anchored on the pattern: rows %v, regexp says %v", pattern, vals, got, want)
 			}
 		}
 		// Literals taken from the pattern's text, searched as they are.

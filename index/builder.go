@@ -471,8 +471,11 @@ func (u *unitBuf) flush() {
 // termOut is one term to write: its rows (a sorted list or a bitmap) or,
 // for a frequent token, only its count.
 type termOut struct {
-	key      any // int64, string or bool
-	rows     []uint32
+	key  any // int64, string or bool
+	rows []uint32
+	// list holds the rows instead (MergeText's terms), decoded when the
+	// term is written.
+	list     rowList
 	bm       *roaring.Bitmap
 	card     uint64
 	frequent bool
@@ -561,6 +564,8 @@ type fieldWriter struct {
 	w   UnitWriter
 	dir []byte
 	n   int
+	// rows is the memory terms' rowLists are decoded into, one at a time.
+	rows []uint32
 }
 
 func newFieldWriter(w UnitWriter) *fieldWriter { return &fieldWriter{w: w} }
@@ -590,6 +595,10 @@ func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roar
 	var tb []byte
 	prev := int64(0)
 	for _, t := range terms {
+		if t.list.n > 0 {
+			fw.rows = t.list.appendSorted(fw.rows[:0])
+			t.rows = fw.rows
+		}
 		switch x := t.key.(type) {
 		case int64:
 			tb = binary.AppendUvarint(tb, zigzag(x-prev))

@@ -2,7 +2,6 @@ package index
 
 import (
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -66,7 +65,7 @@ func Merge(inputs []MergeInput, w UnitWriter, opts *BuilderOptions) ([]byte, err
 			if in.Index == nil || !in.Index.Has(k.path, k.kind) {
 				continue
 			}
-			f, t, err := in.Index.lookup(k.path, k.kind)
+			f, t, err := in.Index.lookupOnce(k.path, k.kind)
 			if err != nil {
 				return nil, err
 			}
@@ -146,7 +145,7 @@ type MappedInput struct {
 // frequent while the rows of some input are not known (freqIn lists those
 // inputs).
 type mergedTerm struct {
-	rows     []uint32
+	rows     rowList
 	card     uint64
 	frequent bool
 	freqIn   []int
@@ -187,7 +186,7 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 		if in.Index == nil || !in.Index.Has(path, kindToken) {
 			continue
 		}
-		f, t, err := in.Index.lookup(path, kindToken)
+		f, t, err := in.Index.lookupOnce(path, kindToken)
 		if err != nil {
 			return err
 		}
@@ -211,7 +210,7 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 			m.card += uint64(t.card[i])
 			if m.card > frequent {
 				// Frequent in the merged segment whatever else comes.
-				m.frequent, m.rows, m.freqIn = true, nil, nil
+				m.frequent, m.rows, m.freqIn = true, rowList{}, nil
 				continue
 			}
 			if t.pk[i] == postFrequent {
@@ -224,7 +223,7 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 				if err != nil {
 					return err
 				}
-				m.rows = append(m.rows, r)
+				m.rows.add(r)
 				continue
 			}
 			bm, err := pr.termRows(t, i)
@@ -239,7 +238,7 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 					if err != nil {
 						return err
 					}
-					m.rows = append(m.rows, mr)
+					m.rows.add(mr)
 				}
 			}
 		}
@@ -267,10 +266,9 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 			out = append(out, termOut{key: key, card: m.card, frequent: true})
 			continue
 		}
-		// Rows are distinct (a RowMap maps rows one to one): sorted,
-		// they are the term's postings, their number its count.
-		slices.Sort(m.rows)
-		out = append(out, termOut{key: key, rows: m.rows, card: uint64(len(m.rows))})
+		// Rows are distinct (a RowMap maps rows one to one): sorted (when
+		// written), they are the term's postings, their number its count.
+		out = append(out, termOut{key: key, list: m.rows, card: uint64(m.rows.n)})
 	}
 	k := fieldKey{path, kindToken}
 	delete(b.fields, k)
@@ -329,7 +327,7 @@ func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm
 				}
 				if m := want[tok]; m != nil && m.lastRow != row+1 {
 					m.lastRow = row + 1
-					m.rows = append(m.rows, in.RowMap[row])
+					m.rows.add(in.RowMap[row])
 				}
 			})
 		})
@@ -342,7 +340,7 @@ func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm
 	}
 	for _, want := range wanted {
 		for _, m := range want {
-			if !lost[m] && uint64(len(m.rows)) == m.card {
+			if !lost[m] && uint64(m.rows.n) == m.card {
 				m.frequent = false
 			}
 		}

@@ -143,15 +143,41 @@ type MappedInput struct {
 
 // mergedTerm is a token's rows in the merged segment and its count. It is
 // frequent while the rows of some input are not known (freqIn lists those
-// inputs).
+// inputs). A large merge has hundreds of thousands of terms: the fields
+// are sized to take 48 bytes.
 type mergedTerm struct {
-	rows     rowList
-	card     uint64
-	frequent bool
-	freqIn   []int
+	rows rowList
+	// card is the sum of the inputs' counts (at most the merged rows,
+	// which a RowMap numbers in uint32).
+	card uint32
 	// lastRow is the input row last added while reading an input's values
 	// (plus one; 0 none), so that a token twice in a row counts once.
 	lastRow uint32
+	// freqIn is 0, or one more than the index of the list, among those
+	// MergeText keeps (freqLists), of the inputs the term is frequent in.
+	freqIn   int32
+	frequent bool
+}
+
+// freqLists are the lists of inputs the merged terms are frequent in
+// (mergedTerm.freqIn), apart from the terms: few terms have one.
+type freqLists [][]int
+
+// add notes that m is frequent in input k.
+func (fl *freqLists) add(m *mergedTerm, k int) {
+	if m.freqIn == 0 {
+		*fl = append(*fl, nil)
+		m.freqIn = int32(len(*fl))
+	}
+	(*fl)[m.freqIn-1] = append((*fl)[m.freqIn-1], k)
+}
+
+// of returns the inputs m is frequent in.
+func (fl freqLists) of(m *mergedTerm) []int {
+	if m.freqIn == 0 {
+		return nil
+	}
+	return fl[m.freqIn-1]
 }
 
 // mergedField is a token field MergeText built, written as it is.
@@ -175,6 +201,7 @@ type mergedField struct {
 func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 	terms := map[string]*mergedTerm{}
 	var slab []mergedTerm // terms are taken from slabs: one allocation for many
+	var freqIn freqLists
 	long := roaring.New()
 	for _, in := range inputs {
 		for _, r := range in.RowMap {
@@ -207,15 +234,18 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 				m = &slab[len(slab)-1]
 				terms[strings.Clone(t.strs[i])] = m
 			}
-			m.card += uint64(t.card[i])
-			if m.card > frequent {
+			m.card = uint32(min(uint64(m.card)+uint64(t.card[i]), math.MaxUint32))
+			if uint64(m.card) > frequent {
 				// Frequent in the merged segment whatever else comes.
-				m.frequent, m.rows, m.freqIn = true, rowList{}, nil
+				m.frequent, m.rows = true, rowList{}
+				if m.freqIn > 0 {
+					freqIn[m.freqIn-1] = nil
+				}
 				continue
 			}
 			if t.pk[i] == postFrequent {
 				m.frequent = true
-				m.freqIn = append(m.freqIn, k)
+				freqIn.add(m, k)
 				continue
 			}
 			if t.pk[i] == postSingle {
@@ -257,13 +287,13 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 			}
 		}
 	}
-	if err := recoverRows(path, inputs, terms, frequent); err != nil {
+	if err := recoverRows(path, inputs, terms, freqIn, frequent); err != nil {
 		return err
 	}
 	out := make([]termOut, 0, len(terms))
 	for key, m := range terms {
 		if m.frequent {
-			out = append(out, termOut{key: key, card: m.card, frequent: true})
+			out = append(out, termOut{key: key, card: uint64(m.card), frequent: true})
 			continue
 		}
 		// Rows are distinct (a RowMap maps rows one to one): sorted (when
@@ -285,13 +315,13 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 // postings as indexing the merged values would. A token whose rows are
 // not all found (an input without Values, or an index that disagrees with
 // its values) stays frequent: that claims nothing absent.
-func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm, frequent uint64) error {
+func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm, freqIn freqLists, frequent uint64) error {
 	wanted := map[int]map[string]*mergedTerm{} // by input
 	for key, m := range terms {
-		if !m.frequent || m.card > frequent {
+		if !m.frequent || uint64(m.card) > frequent {
 			continue
 		}
-		for _, k := range m.freqIn {
+		for _, k := range freqIn.of(m) {
 			if wanted[k] == nil {
 				wanted[k] = map[string]*mergedTerm{}
 			}
@@ -340,7 +370,7 @@ func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm
 	}
 	for _, want := range wanted {
 		for _, m := range want {
-			if !lost[m] && uint64(m.rows.n) == m.card {
+			if !lost[m] && m.rows.n == m.card {
 				m.frequent = false
 			}
 		}

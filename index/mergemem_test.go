@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // TestRowListGivesRowsSorted: a rowList gives back every row added, in
@@ -113,5 +114,16 @@ func TestMergesLeaveInputTermsUnloaded(t *testing.T) {
 	}
 	if bm.GetCardinality() != notFound {
 		t.Fatalf("status 404: %d rows, want %d", bm.GetCardinality(), notFound)
+	}
+}
+
+// TestMergedTermSizes: the per-term records of a large MergeText stay
+// the size their comments give.
+func TestMergedTermSizes(t *testing.T) {
+	if s := unsafe.Sizeof(rowList{}); s != 32 {
+		t.Errorf("rowList takes %d bytes, want 32", s)
+	}
+	if s := unsafe.Sizeof(mergedTerm{}); s != 48 {
+		t.Errorf("mergedTerm takes %d bytes, want 48", s)
 	}
 }

@@ -11,19 +11,18 @@ import (
 // merge keeps, so most differences are small and positive: one or two
 // bytes a row where a []uint32 takes four (issue 14: the merged token
 // field of a compaction was 29 MB of a 3M-event ingest's heap).
+//
+// It is 32 bytes (a term of a large merge has one; there are hundreds of
+// thousands): whether the rows came in order is found when they are
+// decoded, not kept.
 type rowList struct {
 	enc  []byte
 	last uint32 // the row added last
 	n    uint32 // rows added
-	// unsorted says some row was added after a larger one.
-	unsorted bool
 }
 
 // add appends row r.
 func (l *rowList) add(r uint32) {
-	if l.n > 0 && r < l.last {
-		l.unsorted = true
-	}
 	l.enc = binary.AppendUvarint(l.enc, zigzag(int64(r)-int64(l.last)))
 	l.last = r
 	l.n++
@@ -43,8 +42,8 @@ func (l *rowList) appendSorted(dst []uint32) []uint32 {
 		row += unzigzag(d)
 		dst = append(dst, uint32(row))
 	}
-	if l.unsorted {
-		slices.Sort(dst[start:])
+	if rows := dst[start:]; !slices.IsSorted(rows) {
+		slices.Sort(rows)
 	}
 	return dst
 }

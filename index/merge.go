@@ -59,7 +59,7 @@ func Merge(inputs []MergeInput, w UnitWriter, opts *BuilderOptions) ([]byte, err
 			card     uint64
 			frequent bool
 		}
-		terms := map[any]*acc{}
+		terms := map[termKey]*acc{}
 		long := roaring.New()
 		for _, in := range inputs {
 			if in.Index == nil || !in.Index.Has(k.path, k.kind) {
@@ -71,14 +71,16 @@ func Merge(inputs []MergeInput, w UnitWriter, opts *BuilderOptions) ([]byte, err
 			}
 			pr := &postingReader{ix: in.Index, f: f}
 			for i := 0; i < f.Terms; i++ {
-				var key any
+				var key termKey
 				switch k.kind {
 				case kindInt:
-					key = t.ints[i]
+					key.num = t.ints[i]
 				case kindString, kindToken:
-					key = t.strs[i]
+					key.str = t.strs[i]
 				case kindBool:
-					key = t.bools[i]
+					if t.bools[i] {
+						key.num = 1
+					}
 				}
 				a := terms[key]
 				if a == nil {
@@ -293,12 +295,12 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 	out := make([]termOut, 0, len(terms))
 	for key, m := range terms {
 		if m.frequent {
-			out = append(out, termOut{key: key, card: uint64(m.card), frequent: true})
+			out = append(out, termOut{key: termKey{str: key}, card: uint64(m.card), frequent: true})
 			continue
 		}
 		// Rows are distinct (a RowMap maps rows one to one): sorted (when
 		// written), they are the term's postings, their number its count.
-		out = append(out, termOut{key: key, list: m.rows, card: uint64(m.rows.n)})
+		out = append(out, termOut{key: termKey{str: key}, list: m.rows, card: uint64(m.rows.n)})
 	}
 	k := fieldKey{path, kindToken}
 	delete(b.fields, k)

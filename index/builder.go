@@ -175,7 +175,7 @@ func (p *postings) add(r uint32) {
 }
 
 // out returns the term to write: its rows or its bitmap, and its count.
-func (p *postings) out(key any) termOut {
+func (p *postings) out(key termKey) termOut {
 	if p.gone {
 		return termOut{key: key, card: uint64(p.n), frequent: true}
 	}
@@ -443,16 +443,24 @@ type unitBuf struct {
 func (u *unitBuf) add(bm *roaring.Bitmap) (int, int, int) {
 	bm.RunOptimize()
 	start := len(u.buf)
-	data, err := bm.ToBytes()
-	if err != nil && u.err == nil {
+	// Serialised straight into the unit (ToBytes would give each bitmap
+	// a buffer of its own, grown step by step, to be copied and dropped).
+	if _, err := bm.WriteTo(appendWriter{&u.buf}); err != nil && u.err == nil {
 		u.err = err
 	}
-	u.buf = append(u.buf, data...)
-	idx, off, ln := len(u.units), start, len(data)
+	idx, off, ln := len(u.units), start, len(u.buf)-start
 	if len(u.buf) >= postingUnitTarget {
 		u.flush()
 	}
 	return idx, off, ln
+}
+
+// appendWriter is an io.Writer appending to a byte slice.
+type appendWriter struct{ b *[]byte }
+
+func (w appendWriter) Write(p []byte) (int, error) {
+	*w.b = append(*w.b, p...)
+	return len(p), nil
 }
 
 func (u *unitBuf) flush() {
@@ -471,11 +479,23 @@ func (u *unitBuf) flush() {
 // termOut is one term to write: its rows (a sorted list or a bitmap) or,
 // for a frequent token, only its count.
 type termOut struct {
-	key      any // int64, string or bool
-	rows     []uint32
+	key  termKey
+	rows []uint32
+	// list holds the rows instead (MergeText's terms), decoded when the
+	// term is written.
+	list     rowList
 	bm       *roaring.Bitmap
 	card     uint64
 	frequent bool
+}
+
+// termKey is a term: str for string and token fields, num for int64
+// ones and bool ones (0 or 1). A struct rather than an interface, whose
+// strings and most ints would be boxed, an allocation per term of every
+// segment written.
+type termKey struct {
+	str string
+	num int64
 }
 
 // Write stores the postings through w and returns the directory bytes.
@@ -492,6 +512,7 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 	sortFieldKeys(keys)
 	keys = keys[:min(len(keys), maxFields)]
 	fw := newFieldWriter(w)
+	var terms []termOut // one field's, its memory reused by the next
 	for _, k := range keys {
 		if m := b.merged[k]; m != nil {
 			if err := fw.field(k.path, k.kind, m.terms, m.long, b.frequentAbove(k.kind)); err != nil {
@@ -500,26 +521,27 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 			continue
 		}
 		f := b.fields[k]
-		var terms []termOut
+		clear(terms) // let the previous field's bitmaps go
+		terms = slices.Grow(terms[:0], len(f.ints)+len(f.strs)+len(f.bools))
 		switch f.kind {
 		case kindInt:
 			for x, p := range f.ints {
-				terms = append(terms, p.out(x))
+				terms = append(terms, p.out(termKey{num: x}))
 			}
 		case kindString, kindToken:
 			for x, p := range f.strs {
-				terms = append(terms, p.out(x))
+				terms = append(terms, p.out(termKey{str: x}))
 			}
 		case kindBool:
 			for i, p := range f.bools {
 				if p.n > 0 {
-					terms = append(terms, p.out(i == 1))
+					terms = append(terms, p.out(termKey{num: int64(i)}))
 				}
 			}
 		}
 		var long *roaring.Bitmap
 		if f.long.n > 0 {
-			lo := f.long.out(nil)
+			lo := f.long.out(termKey{})
 			if long = lo.bm; long == nil {
 				long = roaring.New()
 				long.AddMany(lo.rows)
@@ -561,44 +583,39 @@ type fieldWriter struct {
 	w   UnitWriter
 	dir []byte
 	n   int
+	// rows is the memory terms' rowLists are decoded into, one at a time.
+	rows []uint32
 }
 
 func newFieldWriter(w UnitWriter) *fieldWriter { return &fieldWriter{w: w} }
 
-func compareTerms(a, b any) int {
-	switch x := a.(type) {
-	case int64:
-		return cmp.Compare(x, b.(int64))
-	case string:
-		return strings.Compare(x, b.(string))
-	case bool:
-		return cmp.Compare(b2u(x), b2u(b.(bool)))
+// compareTerms orders the terms of a field of kind.
+func compareTerms(kind Kind, a, b termKey) int {
+	if kind == kindString || kind == kindToken {
+		return strings.Compare(a.str, b.str)
 	}
-	return 0
-}
-
-func b2u(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return cmp.Compare(a.num, b.num)
 }
 
 func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roaring.Bitmap, frequent uint64) error {
-	slices.SortFunc(terms, func(a, b termOut) int { return compareTerms(a.key, b.key) })
+	slices.SortFunc(terms, func(a, b termOut) int { return compareTerms(kind, a.key, b.key) })
 	ub := &unitBuf{w: fw.w}
 	var tb []byte
 	prev := int64(0)
 	for _, t := range terms {
-		switch x := t.key.(type) {
-		case int64:
-			tb = binary.AppendUvarint(tb, zigzag(x-prev))
-			prev = x
-		case string:
-			tb = binary.AppendUvarint(tb, uint64(len(x)))
-			tb = append(tb, x...)
-		case bool:
-			tb = append(tb, byte(b2u(x)))
+		if t.list.n > 0 {
+			fw.rows = t.list.appendSorted(fw.rows[:0])
+			t.rows = fw.rows
+		}
+		switch kind {
+		case kindInt:
+			tb = binary.AppendUvarint(tb, zigzag(t.key.num-prev))
+			prev = t.key.num
+		case kindString, kindToken:
+			tb = binary.AppendUvarint(tb, uint64(len(t.key.str)))
+			tb = append(tb, t.key.str...)
+		case kindBool:
+			tb = append(tb, byte(t.key.num))
 		}
 		switch {
 		case t.frequent || t.card > frequent:

@@ -2,7 +2,6 @@ package index
 
 import (
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -60,26 +59,28 @@ func Merge(inputs []MergeInput, w UnitWriter, opts *BuilderOptions) ([]byte, err
 			card     uint64
 			frequent bool
 		}
-		terms := map[any]*acc{}
+		terms := map[termKey]*acc{}
 		long := roaring.New()
 		for _, in := range inputs {
 			if in.Index == nil || !in.Index.Has(k.path, k.kind) {
 				continue
 			}
-			f, t, err := in.Index.lookup(k.path, k.kind)
+			f, t, err := in.Index.lookupOnce(k.path, k.kind)
 			if err != nil {
 				return nil, err
 			}
 			pr := &postingReader{ix: in.Index, f: f}
 			for i := 0; i < f.Terms; i++ {
-				var key any
+				var key termKey
 				switch k.kind {
 				case kindInt:
-					key = t.ints[i]
+					key.num = t.ints[i]
 				case kindString, kindToken:
-					key = t.strs[i]
+					key.str = t.strs[i]
 				case kindBool:
-					key = t.bools[i]
+					if t.bools[i] {
+						key.num = 1
+					}
 				}
 				a := terms[key]
 				if a == nil {
@@ -144,15 +145,41 @@ type MappedInput struct {
 
 // mergedTerm is a token's rows in the merged segment and its count. It is
 // frequent while the rows of some input are not known (freqIn lists those
-// inputs).
+// inputs). A large merge has hundreds of thousands of terms: the fields
+// are sized to take 48 bytes.
 type mergedTerm struct {
-	rows     []uint32
-	card     uint64
-	frequent bool
-	freqIn   []int
+	rows rowList
+	// card is the sum of the inputs' counts (at most the merged rows,
+	// which a RowMap numbers in uint32).
+	card uint32
 	// lastRow is the input row last added while reading an input's values
 	// (plus one; 0 none), so that a token twice in a row counts once.
 	lastRow uint32
+	// freqIn is 0, or one more than the index of the list, among those
+	// MergeText keeps (freqLists), of the inputs the term is frequent in.
+	freqIn   int32
+	frequent bool
+}
+
+// freqLists are the lists of inputs the merged terms are frequent in
+// (mergedTerm.freqIn), apart from the terms: few terms have one.
+type freqLists [][]int
+
+// add notes that m is frequent in input k.
+func (fl *freqLists) add(m *mergedTerm, k int) {
+	if m.freqIn == 0 {
+		*fl = append(*fl, nil)
+		m.freqIn = int32(len(*fl))
+	}
+	(*fl)[m.freqIn-1] = append((*fl)[m.freqIn-1], k)
+}
+
+// of returns the inputs m is frequent in.
+func (fl freqLists) of(m *mergedTerm) []int {
+	if m.freqIn == 0 {
+		return nil
+	}
+	return fl[m.freqIn-1]
 }
 
 // mergedField is a token field MergeText built, written as it is.
@@ -176,6 +203,7 @@ type mergedField struct {
 func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 	terms := map[string]*mergedTerm{}
 	var slab []mergedTerm // terms are taken from slabs: one allocation for many
+	var freqIn freqLists
 	long := roaring.New()
 	for _, in := range inputs {
 		for _, r := range in.RowMap {
@@ -187,7 +215,7 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 		if in.Index == nil || !in.Index.Has(path, kindToken) {
 			continue
 		}
-		f, t, err := in.Index.lookup(path, kindToken)
+		f, t, err := in.Index.lookupOnce(path, kindToken)
 		if err != nil {
 			return err
 		}
@@ -208,15 +236,18 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 				m = &slab[len(slab)-1]
 				terms[strings.Clone(t.strs[i])] = m
 			}
-			m.card += uint64(t.card[i])
-			if m.card > frequent {
+			m.card = uint32(min(uint64(m.card)+uint64(t.card[i]), math.MaxUint32))
+			if uint64(m.card) > frequent {
 				// Frequent in the merged segment whatever else comes.
-				m.frequent, m.rows, m.freqIn = true, nil, nil
+				m.frequent, m.rows = true, rowList{}
+				if m.freqIn > 0 {
+					freqIn[m.freqIn-1] = nil
+				}
 				continue
 			}
 			if t.pk[i] == postFrequent {
 				m.frequent = true
-				m.freqIn = append(m.freqIn, k)
+				freqIn.add(m, k)
 				continue
 			}
 			if t.pk[i] == postSingle {
@@ -224,7 +255,7 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 				if err != nil {
 					return err
 				}
-				m.rows = append(m.rows, r)
+				m.rows.add(r)
 				continue
 			}
 			bm, err := pr.termRows(t, i)
@@ -239,7 +270,7 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 					if err != nil {
 						return err
 					}
-					m.rows = append(m.rows, mr)
+					m.rows.add(mr)
 				}
 			}
 		}
@@ -258,19 +289,18 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 			}
 		}
 	}
-	if err := recoverRows(path, inputs, terms, frequent); err != nil {
+	if err := recoverRows(path, inputs, terms, freqIn, frequent); err != nil {
 		return err
 	}
 	out := make([]termOut, 0, len(terms))
 	for key, m := range terms {
 		if m.frequent {
-			out = append(out, termOut{key: key, card: m.card, frequent: true})
+			out = append(out, termOut{key: termKey{str: key}, card: uint64(m.card), frequent: true})
 			continue
 		}
-		// Rows are distinct (a RowMap maps rows one to one): sorted,
-		// they are the term's postings, their number its count.
-		slices.Sort(m.rows)
-		out = append(out, termOut{key: key, rows: m.rows, card: uint64(len(m.rows))})
+		// Rows are distinct (a RowMap maps rows one to one): sorted (when
+		// written), they are the term's postings, their number its count.
+		out = append(out, termOut{key: termKey{str: key}, list: m.rows, card: uint64(m.rows.n)})
 	}
 	k := fieldKey{path, kindToken}
 	delete(b.fields, k)
@@ -287,13 +317,13 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 // postings as indexing the merged values would. A token whose rows are
 // not all found (an input without Values, or an index that disagrees with
 // its values) stays frequent: that claims nothing absent.
-func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm, frequent uint64) error {
+func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm, freqIn freqLists, frequent uint64) error {
 	wanted := map[int]map[string]*mergedTerm{} // by input
 	for key, m := range terms {
-		if !m.frequent || m.card > frequent {
+		if !m.frequent || uint64(m.card) > frequent {
 			continue
 		}
-		for _, k := range m.freqIn {
+		for _, k := range freqIn.of(m) {
 			if wanted[k] == nil {
 				wanted[k] = map[string]*mergedTerm{}
 			}
@@ -329,7 +359,7 @@ func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm
 				}
 				if m := want[tok]; m != nil && m.lastRow != row+1 {
 					m.lastRow = row + 1
-					m.rows = append(m.rows, in.RowMap[row])
+					m.rows.add(in.RowMap[row])
 				}
 			})
 		})
@@ -342,7 +372,7 @@ func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm
 	}
 	for _, want := range wanted {
 		for _, m := range want {
-			if !lost[m] && uint64(len(m.rows)) == m.card {
+			if !lost[m] && m.rows.n == m.card {
 				m.frequent = false
 			}
 		}

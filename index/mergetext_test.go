@@ -16,7 +16,13 @@ import (
 func mergeTextCase(t *testing.T, msgs []string, parts int, seed uint64, opts *BuilderOptions, values bool) (merged, built *Index) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 3))
-	perm := rng.Perm(len(msgs)) // input row i goes to output row perm[i]
+	return mergeTextPerm(t, msgs, parts, rng.Perm(len(msgs)), opts, values)
+}
+
+// mergeTextPerm is mergeTextCase with the permutation given: input row i
+// goes to output row perm[i].
+func mergeTextPerm(t *testing.T, msgs []string, parts int, perm []int, opts *BuilderOptions, values bool) (merged, built *Index) {
+	t.Helper()
 	out := make([]string, len(msgs))
 	for i, p := range perm {
 		out[p] = msgs[i]

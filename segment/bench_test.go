@@ -10,6 +10,7 @@ package segment
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -242,4 +243,24 @@ func BenchmarkReadRows(b *testing.B) {
 func distinctSorted(rows []int32) []int32 {
 	slices.Sort(rows)
 	return slices.Compact(rows)
+}
+
+// BenchmarkPlanChunk plans (picks the encoding of, without encoding) each
+// column of the block, with a writer's reused scratch: the work a writer
+// does per chunk before writing a page.
+func BenchmarkPlanChunk(b *testing.B) {
+	data, _ := benchBlock(b)
+	for c, bc := range benchCols {
+		b.Run("col="+bc.path, func(b *testing.B) {
+			var sc planScratch
+			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu := threadCPU()
+			for b.Loop() {
+				planChunk(bc.typ, data[c], benchBlockRows, FormatLatest, &sc)
+			}
+			b.ReportMetric(float64(threadCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }

@@ -216,6 +216,7 @@ const (
 // deriveState is what a writer keeps for encDerived from block to block.
 type deriveState struct {
 	memo       map[int]*deriveMemo // by candidate column
+	byPath     map[colKey]int      // the writer's columns (colIndex)
 	refd       []bool              // columns of the block some derived chunk refers to
 	derived    []bool              // columns of the block that are derived
 	refs       []ColumnData        // fetched values of the referenced columns
@@ -237,6 +238,7 @@ type deriveState struct {
 // deriveMemo remembers, per column, what the last attempt found.
 type deriveMemo struct {
 	cols      []int // referenced columns found (nil: look again)
+	hinted    bool  // cols came from DeriveHints, not tried in this writer yet
 	skipUntil int   // no attempt before this block
 	wait      int   // blocks to wait after the next attempt that gains nothing
 }
@@ -275,10 +277,12 @@ func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error 
 	if ds.memo == nil {
 		ds.memo = map[int]*deriveMemo{}
 	}
-	enc, width := p.enc, p.width
 	m := ds.memo[ci]
 	if m == nil {
-		m = &deriveMemo{wait: deriveRetryBlocks}
+		m = w.opts.DeriveHints.seed(ci, w.cols, w.colIndex())
+		if m == nil {
+			m = &deriveMemo{wait: deriveRetryBlocks}
+		}
 		ds.memo[ci] = m
 	}
 	if ds.block < m.skipUntil {
@@ -293,54 +297,86 @@ func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error 
 		} else {
 			m.wait = deriveRetryBlocks
 		}
+		m.hinted = false
 	}()
-	if m.cols == nil {
-		cols, err := w.findRefs(ci, d, rows)
-		if err != nil || cols == nil {
+	for {
+		found := m.cols == nil
+		if found {
+			cols, err := w.findRefs(ci, d, rows)
+			if err != nil || cols == nil {
+				return err
+			}
+			m.cols = cols
+		}
+		var err error
+		if gained, err = w.deriveFrom(ci, p, d, rows, m.cols); err != nil || gained {
 			return err
 		}
-		m.cols = cols
+		// Columns a hint named that no longer serve: search this block's
+		// own rows rather than wait (a stale hint costs a search).
+		if found || !m.hinted {
+			return nil
+		}
+		m.cols, m.hinted = nil, false
 	}
+}
+
+// deriveFrom turns the plan of a text chunk into encDerived over the
+// columns refCols when that makes the chunk smaller, and reports whether
+// it did.
+func (w *Writer) deriveFrom(ci int, p *chunkPlan, d *ColumnData, rows int, refCols []int) (bool, error) {
+	ds := &w.derive
 	// Fetch the referenced columns; one derived itself meanwhile (it was
 	// written before) cannot be referred to.
-	cols := make([]int, 0, len(m.cols))
-	for _, c := range m.cols {
+	cols := make([]int, 0, len(refCols))
+	for _, c := range refCols {
 		if !ds.derived[c] {
 			cols = append(cols, c)
 		}
 	}
 	if len(cols) == 0 {
-		return nil
+		return false, nil
 	}
 	ds.refs = growCols(ds.refs, len(cols))
 	ds.refPresent = grow(ds.refPresent, len(cols))
 	for k, c := range cols {
 		ok, err := w.fetch(c, &ds.refs[k])
 		if err != nil {
-			return err
+			return false, err
 		}
 		ds.refPresent[k] = ok
 	}
 	dp := ds.matchAll(d, rows, cols, w.cols)
 	if dp == nil || dp.fit*minDerivedFitDiv < p.present {
-		return nil
+		return false, nil
 	}
 	// Keep it only when rows of the middle of the block (past the rows
 	// most templates were derived from) store smaller so.
+	enc, width := p.enc, p.width
 	n := min(rows, trialRows)
 	from := (rows - n) / 2
 	plain := w.storedSize(p, d, from, from+n)
 	p.enc, p.width, p.derived = encDerived, 0, dp
 	if w.storedSize(p, d, from, from+n) >= plain {
 		p.enc, p.width, p.derived = enc, width, nil
-		return nil
+		return false, nil
 	}
-	gained = true
 	ds.derived[ci] = true
 	for _, c := range dp.table.cols {
 		ds.refd[c] = true
 	}
-	return nil
+	return true, nil
+}
+
+// colIndex returns the writer's columns by path and type (built once).
+func (w *Writer) colIndex() map[colKey]int {
+	if w.derive.byPath == nil {
+		w.derive.byPath = make(map[colKey]int, len(w.cols))
+		for i, c := range w.cols {
+			w.derive.byPath[colKey{c.Path, c.Type}] = i
+		}
+	}
+	return w.derive.byPath
 }
 
 // copyColumnData copies src into dst's own arrays (reused), so that dst

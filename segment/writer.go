@@ -62,6 +62,10 @@ type WriterOptions struct {
 	// CPU of decompressing it as text when a scan reads all of it (a regex
 	// over every message); this trades those bytes back for that CPU.
 	NoDerivedText bool
+	// DeriveHints (nil: none), shared by the writers of one source, let
+	// a writer start derived text from what earlier ones learned and
+	// leave what it learns at Finish (see DeriveHints).
+	DeriveHints *DeriveHints
 
 	// tinyPageRows caps the rows of pages of tiny values (dictionary codes
 	// of 2 bytes, deltas, bits): DefaultTinyPageRows when PageRows is the
@@ -119,6 +123,7 @@ func (o *WriterOptions) withDefaults() WriterOptions {
 			out.FormatVersion = o.FormatVersion
 		}
 		out.NoDerivedText = o.NoDerivedText
+		out.DeriveHints = o.DeriveHints
 	}
 	return out
 }
@@ -641,6 +646,7 @@ func (w *Writer) Finish() error {
 	if err := w.bw.Flush(); err != nil {
 		return err
 	}
+	w.opts.DeriveHints.learn(w.derive.memo, w.cols, w.derive.block)
 	if w.histEnc != nil {
 		histEncoders[w.opts.ZstdLevel].Put(w.histEnc)
 		w.histEnc, w.hist = nil, nil

@@ -208,6 +208,14 @@ const (
 	// refers to as well, which only rows that fit pay back (a log line
 	// with its own timestamp text fits a template only within a second).
 	minDerivedFitDiv = 2
+	// clearWinDiv, clearWinFitSlack and trialEvery: a column whose
+	// templates stored in at most 1/clearWinDiv of the bytes of its text
+	// in the last trial skips the trial in the next blocks while the
+	// share of its rows that fit a template stays within clearWinFitSlack
+	// of what it was then, and is tried again every trialEvery blocks.
+	clearWinDiv      = 2
+	clearWinFitSlack = 0.02
+	trialEvery       = 8
 	// deriveRetryBlocks is how many blocks a column that gained nothing
 	// from templates waits (doubling each time) before it is tried again.
 	deriveRetryBlocks = 8
@@ -237,10 +245,16 @@ type deriveState struct {
 
 // deriveMemo remembers, per column, what the last attempt found.
 type deriveMemo struct {
-	cols      []int // referenced columns found (nil: look again)
-	hinted    bool  // cols came from DeriveHints, not tried in this writer yet
-	skipUntil int   // no attempt before this block
-	wait      int   // blocks to wait after the next attempt that gains nothing
+	cols   []int // referenced columns found (nil: look again)
+	hinted bool  // cols came from DeriveHints, not tried in this writer yet
+	// clearWin: the last trial found the templates' bytes at most
+	// 1/clearWinDiv of the text's, with winFit of the present rows fitting
+	// a template; trialSkips counts the blocks since that trial.
+	clearWin   bool
+	winFit     float64
+	trialSkips int
+	skipUntil  int // no attempt before this block
+	wait       int // blocks to wait after the next attempt that gains nothing
 }
 
 // beginBlock resets the per-block marks.
@@ -293,7 +307,7 @@ func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error 
 		if !gained {
 			m.skipUntil = ds.block + m.wait
 			m.wait = min(2*m.wait, 1024)
-			m.cols = nil
+			m.cols, m.clearWin = nil, false
 		} else {
 			m.wait = deriveRetryBlocks
 		}
@@ -351,15 +365,28 @@ func (w *Writer) deriveFrom(ci int, p *chunkPlan, d *ColumnData, rows int, refCo
 		return false, nil
 	}
 	// Keep it only when rows of the middle of the block (past the rows
-	// most templates were derived from) store smaller so.
-	enc, width := p.enc, p.width
-	n := min(rows, trialRows)
-	from := (rows - n) / 2
-	plain := w.storedSize(p, d, from, from+n)
-	p.enc, p.width, p.derived = encDerived, 0, dp
-	if w.storedSize(p, d, from, from+n) >= plain {
-		p.enc, p.width, p.derived = enc, width, nil
-		return false, nil
+	// most templates were derived from) store smaller so. A column whose
+	// templates won clearly in the last block and fit as many rows now
+	// skips the trial (two compressions of trialRows rows), but for one
+	// block in trialEvery.
+	m := ds.memo[ci]
+	fit := float64(dp.fit) / float64(p.present)
+	if m.clearWin && fit >= m.winFit-clearWinFitSlack && m.trialSkips < trialEvery-1 {
+		m.trialSkips++
+		p.enc, p.width, p.derived = encDerived, 0, dp
+	} else {
+		enc, width := p.enc, p.width
+		n := min(rows, trialRows)
+		from := (rows - n) / 2
+		plain := w.storedSize(p, d, from, from+n)
+		p.enc, p.width, p.derived = encDerived, 0, dp
+		derived := w.storedSize(p, d, from, from+n)
+		if derived >= plain {
+			p.enc, p.width, p.derived = enc, width, nil
+			m.clearWin = false
+			return false, nil
+		}
+		m.clearWin, m.winFit, m.trialSkips = derived*clearWinDiv <= plain, fit, 0
 	}
 	ds.derived[ci] = true
 	for _, c := range dp.table.cols {

@@ -91,6 +91,16 @@ type planScratch struct {
 	used  []int32
 	order []string // distinct values in order of first appearance
 	ranks []uint32 // first-appearance code -> sorted dictionary position
+	// The chunk's sorted dictionary: a plan's dictionary serves its
+	// chunk's pages only, written before the next plan.
+	dictStrs []string
+	dictInts []int64
+}
+
+// emptyFor returns *buf emptied with room for n elements.
+func emptyFor[T any](buf *[]T, n int) []T {
+	*buf = slices.Grow((*buf)[:0], n)
+	return *buf
 }
 
 // orderFor returns an empty slice for a chunk's distinct values, reusing
@@ -295,7 +305,12 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 		// Dictionaries also make per-block value lookups cheap, so they win
 		// ties and small losses.
 		if dictBytes <= bestBytes+bestBytes/4 && len(seen) <= p.present/2+1 {
-			dict := make([]int64, 0, len(seen))
+			var dict []int64
+			if p.scratch != nil {
+				dict = emptyFor(&p.scratch.dictInts, len(seen))
+			} else {
+				dict = make([]int64, 0, len(seen))
+			}
 			for v := range seen {
 				dict = append(dict, v)
 			}
@@ -373,7 +388,12 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 		w := codeWidth(len(distinct))
 		cost := dictBytes + int(w)*p.present
 		if cost < total*3/4 && len(distinct) <= p.present/2+1 {
-			dict := slices.Clone(distinct)
+			var dict []string
+			if p.scratch != nil {
+				dict = append(emptyFor(&p.scratch.dictStrs, len(distinct)), distinct...)
+			} else {
+				dict = slices.Clone(distinct)
+			}
 			slices.Sort(dict)
 			// rank[first-appearance code] = position in the sorted dictionary.
 			rank := p.scratch.rankFor(len(dict))
@@ -463,10 +483,16 @@ func (p *chunkPlan) planFromCodes(d *ColumnData, rows int) {
 		}
 	}
 	var dict []string
+	if p.scratch != nil {
+		dict = emptyFor(&p.scratch.dictStrs, 0)
+	}
 	for c, u := range used {
 		if u == 0 {
 			dict = append(dict, d.Dict[c])
 		}
+	}
+	if p.scratch != nil {
+		p.scratch.dictStrs = dict // keep what it grew to
 	}
 	if len(dict) == 0 {
 		p.enc = encBytes

@@ -419,13 +419,22 @@ type strRange struct {
 }
 
 func (r *strRange) add(s string) {
-	if !r.any || s < r.min {
-		r.min = s
+	if !r.any {
+		r.min, r.max, r.any = s, s, true
+		return
 	}
-	if !r.any || s > r.max {
-		r.max = s
+	// Most values of a chunk lie inside its range, and their first byte
+	// usually says so: compare whole strings only when it does not.
+	if len(s) == 0 || len(r.min) == 0 || s[0] <= r.min[0] {
+		if s < r.min {
+			r.min = s
+		}
 	}
-	r.any = true
+	if len(s) == 0 || len(r.max) == 0 || s[0] >= r.max[0] {
+		if s > r.max {
+			r.max = s
+		}
+	}
 }
 
 // setStrRange keeps a chunk's string range in its stats. A truncated

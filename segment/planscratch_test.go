@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sediment/sediment/internal/vec"
@@ -73,6 +74,30 @@ func TestPlanScratchSameBytes(t *testing.T) {
 			if !bytes.Equal(fresh, reused) {
 				t.Fatalf("version %d chunk %d (%d rows): %d bytes with a reused scratch, %d fresh", version, i, rows, len(reused), len(fresh))
 			}
+		}
+	}
+}
+
+// TestStrRange: a chunk's string range is its smallest and largest value
+// whatever the order they come in, empty strings and shared first bytes
+// included.
+func TestStrRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 500; i++ {
+		vals := make([]string, 1+rng.IntN(20))
+		for j := range vals {
+			b := make([]byte, rng.IntN(4))
+			for k := range b {
+				b[k] = "ab\x00\xff"[rng.IntN(4)]
+			}
+			vals[j] = string(b)
+		}
+		var r strRange
+		for _, s := range vals {
+			r.add(s)
+		}
+		if !r.any || r.min != slices.Min(vals) || r.max != slices.Max(vals) {
+			t.Fatalf("range of %q: %q..%q", vals, r.min, r.max)
 		}
 	}
 }

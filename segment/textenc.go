@@ -37,29 +37,50 @@ const (
 // worse than zstd compresses it as text).
 func hexRuns(s string) (lower, upper int, lowerLetter, upperLetter bool) {
 	lim := min(len(s), 2*maxHexBytes)
-	lowerDone, upperDone := false, false
-	for i := 0; i < lim && !(lowerDone && upperDone); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-		case c >= 'a' && c <= 'f':
-			upperDone = true
-			lowerLetter = lowerLetter || !lowerDone
-		case c >= 'A' && c <= 'F':
-			lowerDone = true
-			upperLetter = upperLetter || !upperDone
-		default:
-			lowerDone, upperDone = true, true
+	// Two runs over a class table: the branches of one loop tracking both
+	// runs cost more than the second pass over a few bytes (every value of
+	// a chunk of ids comes here).
+	var letters uint8
+	for lower < lim {
+		c := hexClass[s[lower]]
+		if c&hexClassLower == 0 {
+			break
 		}
-		if !lowerDone {
-			lower++
-		}
-		if !upperDone {
-			upper++
-		}
+		letters |= c
+		lower++
 	}
-	return lower, upper, lowerLetter, upperLetter
+	for upper < lim {
+		c := hexClass[s[upper]]
+		if c&hexClassUpper == 0 {
+			break
+		}
+		letters |= c
+		upper++
+	}
+	return lower, upper, letters&hexClassLowerLetter != 0, letters&hexClassUpperLetter != 0
 }
+
+// Bits of hexClass.
+const (
+	hexClassLower       = 1 << iota // [0-9a-f]
+	hexClassUpper                   // [0-9A-F]
+	hexClassLowerLetter             // [a-f]
+	hexClassUpperLetter             // [A-F]
+)
+
+// hexClass[c] says which hex digit classes byte c is in.
+var hexClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = hexClassLower | hexClassUpper
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = hexClassLower | hexClassLowerLetter
+	}
+	for c := 'A'; c <= 'F'; c++ {
+		t[c] = hexClassUpper | hexClassUpperLetter
+	}
+	return t
+}()
 
 // textShape tracks, over the values of a chunk, which binary form all of
 // them have so far.

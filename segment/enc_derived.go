@@ -212,7 +212,8 @@ const (
 	// templates stored in at most 1/clearWinDiv of the bytes of its text
 	// in the last trial skips the trial in the next blocks while the
 	// share of its rows that fit a template stays within clearWinFitSlack
-	// of what it was then, and is tried again every trialEvery blocks.
+	// of what it was then, and is tried again every trialEvery blocks
+	// (trialText keeps to trialEvery too).
 	clearWinDiv      = 2
 	clearWinFitSlack = 0.02
 	trialEvery       = 8

@@ -227,6 +227,8 @@ type Writer struct {
 
 	plan planScratch // what planChunk reuses, column after column
 
+	textTrials []textTrial // by column: trialText's last trial
+
 	fetch  ColumnFetcher // the current block's other columns (nil: none)
 	derive deriveState   // encDerived's memory from block to block
 }
@@ -418,7 +420,7 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 		}
 	}
 	if p.enc == encHex || p.enc == encIP {
-		w.trialText(p, t, d, rows)
+		w.trialText(ci, p, t, d, rows)
 	}
 	cm := chunkMeta{col: ci, enc: p.enc, width: p.width, present: p.present, stats: p.stats}
 	if p.derived != nil {
@@ -534,8 +536,18 @@ const trialRows = 2048
 // trialText keeps a binary text encoding only if the first rows of the
 // chunk compress smaller with it than as plain bytes: values that repeat
 // (the IP addresses of a few clients) compress better as text, where zstd
-// finds the repeats whole.
-func (w *Writer) trialText(p *chunkPlan, t ColType, d *ColumnData, rows int) {
+// finds the repeats whole. A column whose binary form won clearly in its
+// last trial (the same form) skips the trial in the next blocks, but for
+// one in trialEvery.
+func (w *Writer) trialText(ci int, p *chunkPlan, t ColType, d *ColumnData, rows int) {
+	if len(w.textTrials) < len(w.cols) {
+		w.textTrials = make([]textTrial, len(w.cols))
+	}
+	tt := &w.textTrials[ci]
+	if tt.clearWin && tt.enc == p.enc && tt.width == p.width && tt.skips < trialEvery-1 {
+		tt.skips++
+		return
+	}
 	n := min(rows, trialRows)
 	// What a unit of the page would take: compressed, or raw when that is
 	// not smaller (writeUnit's rule).
@@ -550,9 +562,23 @@ func (w *Writer) trialText(p *chunkPlan, t ColType, d *ColumnData, rows int) {
 	binarySize := stored()
 	enc, width := p.enc, p.width
 	p.enc, p.width = encBytes, 0
-	if binarySize < stored() {
+	plainSize := stored()
+	*tt = textTrial{enc: enc, width: width, clearWin: binarySize*textClearWinDen <= plainSize*textClearWinNum}
+	if binarySize < plainSize {
 		p.enc, p.width = enc, width
 	}
+}
+
+// A binary text form wins a trial clearly when its rows take at most
+// textClearWinNum/textClearWinDen of their bytes as plain text.
+const textClearWinNum, textClearWinDen = 4, 5
+
+// textTrial is what trialText remembers of a column's last trial.
+type textTrial struct {
+	enc      Encoding
+	width    uint8
+	clearWin bool
+	skips    int // blocks since the trial
 }
 
 // writeDict writes a dictionary-encoded chunk's dictionary: one unit in

@@ -272,17 +272,20 @@ func (hv *hexValues) appendValue(dst []byte, k int) []byte {
 // appendIPValues encodes values (all canonical IP text) as encIP: a kind
 // byte each, then the addresses.
 func appendIPValues(dst []byte, n int, value func(k int) string) []byte {
+	// The kinds' bytes first, filled in as each value is parsed (once).
+	kinds := len(dst)
+	dst = slices.Grow(dst, n+16*n)[:kinds+n]
 	for k := 0; k < n; k++ {
 		a, _ := netip.ParseAddr(value(k))
 		if a.Is4() {
-			dst = append(dst, ipKind4)
+			dst[kinds+k] = ipKind4
+			b := a.As4()
+			dst = append(dst, b[:]...)
 		} else {
-			dst = append(dst, ipKind6)
+			dst[kinds+k] = ipKind6
+			b := a.As16()
+			dst = append(dst, b[:]...)
 		}
-	}
-	for k := 0; k < n; k++ {
-		a, _ := netip.ParseAddr(value(k))
-		dst = append(dst, a.AsSlice()...)
 	}
 	return dst
 }

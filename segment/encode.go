@@ -73,6 +73,14 @@ const (
 	statPages = 1 << 3
 )
 
+// earlyDistinctRows is how many values planStrings looks at before it
+// gives up on a dictionary for a column whose last chunk had nearly all
+// values distinct (ids, messages, URLs), when 7/8 of them are distinct
+// too, and so are its last earlyDistinctRows (tailDistinct): flushes
+// write blocks of a few thousand rows (one per project), whose values it
+// would otherwise all put in a map first.
+const earlyDistinctRows = 512
+
 // maxDictEntries is the largest dictionary a chunk gets; past it, values are
 // written plainly.
 const maxDictEntries = 1 << 16
@@ -91,6 +99,11 @@ type planScratch struct {
 	used  []int32
 	order []string // distinct values in order of first appearance
 	ranks []uint32 // first-appearance code -> sorted dictionary position
+	// expectDistinct (set by the writer before a plan) says the column's
+	// last chunk had nearly all values distinct: the plan gives up on a
+	// dictionary after earlyDistinctRows such values rather than 4096.
+	// nearlyDistinct (set by the plan) says this chunk had.
+	expectDistinct, nearlyDistinct bool
 	// The chunk's sorted dictionary: a plan's dictionary serves its
 	// chunk's pages only, written before the next plan.
 	dictStrs []string
@@ -343,6 +356,10 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 	distinct := p.scratch.orderFor()
 	codes := p.scratch.codesFor(rows)
 	total, counted := 0, 0
+	giveUpAt := 4096
+	if p.scratch != nil && p.scratch.expectDistinct {
+		giveUpAt = earlyDistinctRows
+	}
 	shape := newTextShape()
 	var r strRange
 	for i := 0; i < rows; i++ {
@@ -366,7 +383,7 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 			r.add(s)
 			// Give up on a dictionary once it is clearly not paying: too
 			// many entries, or nearly every value distinct so far.
-			if len(seen) > maxDictEntries || (counted >= 4096 && len(seen) > counted*7/8) ||
+			if len(seen) > maxDictEntries || (counted >= giveUpAt && len(seen) > counted*7/8 && p.tailDistinct(d, rows, giveUpAt)) ||
 				(counted >= 8192 && len(seen) > counted/2) {
 				seen = nil
 				continue
@@ -376,6 +393,7 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 	}
 	if p.scratch != nil {
 		p.scratch.order = distinct[:0] // the capacity, for the next chunk
+		p.scratch.nearlyDistinct = seen == nil || len(distinct)*8 > counted*7
 	}
 	// The scratch keeps no caller's strings alive past the plan.
 	defer clear(distinct)
@@ -410,6 +428,26 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 		}
 	}
 	p.enc, p.width = p.textEncoding(shape)
+}
+
+// tailDistinct reports whether the last n present values of the chunk
+// are nearly all (7/8) distinct too, when planStrings gives up on a
+// dictionary after its first n values (an early give-up, n below 4096):
+// a chunk whose values only start out distinct keeps its dictionary.
+func (p *chunkPlan) tailDistinct(d *ColumnData, rows, n int) bool {
+	if n >= 4096 || p.scratch == nil {
+		return true // the long-standing rule: the first 4096 values decide
+	}
+	p.scratch.rank = reuseMap(p.scratch.rank)
+	tail := p.scratch.rank
+	counted := 0
+	for i := rows - 1; i >= 0 && counted < n; i-- {
+		if d.present(i) {
+			tail[d.Strs[i]] = 0
+			counted++
+		}
+	}
+	return len(tail)*8 > counted*7
 }
 
 // strRange is the smallest and largest of the string values added.

@@ -3,6 +3,7 @@ package segment
 import (
 	"bytes"
 	"fmt"
+	"github.com/sediment/sediment/internal/vfs"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -100,4 +101,38 @@ func TestStrRange(t *testing.T) {
 			t.Fatalf("range of %q: %q..%q", vals, r.min, r.max)
 		}
 	}
+}
+
+// TestNearlyDistinctThenRepeats: a column whose values were nearly all
+// distinct in one block (ids) still gets a dictionary in the next block
+// when its values repeat there, and gets none again after; every value
+// reads back.
+func TestNearlyDistinctThenRepeats(t *testing.T) {
+	const blockRows = 3000
+	kinds := []string{"distinct", "repeats", "distinct", "repeats at the end"}
+	cols := []testColumn{{desc: ColumnDesc{Path: "timestamp", Type: TypeTimestamp}}, {desc: ColumnDesc{Path: "id", Type: TypeString}}}
+	for b, kind := range kinds {
+		for i := 0; i < blockRows; i++ {
+			id := fmt.Sprintf("req-%d-%06d", b, i)
+			switch {
+			case kind == "repeats", kind == "repeats at the end" && i >= 600:
+				id = fmt.Sprintf("route-%d", i%12)
+			}
+			cols[0].vals = append(cols[0].vals, int64(b*blockRows+i))
+			cols[1].vals = append(cols[1].vals, id)
+		}
+	}
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	writeSegment(t, fs, "/d/s.seg", cols, blockRows, nil)
+	r := openSegment(t, fs, "/d/s.seg")
+	defer r.Close()
+	id := r.Column("id", TypeString)
+	for b, kind := range kinds {
+		got := r.chunk(b, id).enc
+		if dict := kind != "distinct"; (got == encDict) != dict {
+			t.Errorf("block %d (%s): encoding %d", b, kind, got)
+		}
+	}
+	checkAllValues(t, r, cols)
 }

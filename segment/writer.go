@@ -228,6 +228,9 @@ type Writer struct {
 	plan planScratch // what planChunk reuses, column after column
 
 	textTrials []textTrial // by column: trialText's last trial
+	// nearlyDistinct, by column: its last chunk's values were nearly all
+	// distinct (planScratch.expectDistinct).
+	nearlyDistinct []bool
 
 	fetch  ColumnFetcher // the current block's other columns (nil: none)
 	derive deriveState   // encDerived's memory from block to block
@@ -409,7 +412,12 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 		}
 	}
 	t := w.cols[ci].Type
+	if len(w.nearlyDistinct) < len(w.cols) {
+		w.nearlyDistinct = make([]bool, len(w.cols))
+	}
+	w.plan.expectDistinct, w.plan.nearlyDistinct = w.nearlyDistinct[ci], false
 	p := planChunk(t, d, rows, w.version, &w.plan)
+	w.nearlyDistinct[ci] = w.plan.nearlyDistinct
 	if p.present == 0 {
 		return nil
 	}

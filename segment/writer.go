@@ -204,7 +204,8 @@ type Writer struct {
 	opts WriterOptions
 	enc  *zstd.Encoder
 	// light and fastest compress the units that gain (almost) nothing
-	// from a level above lightLevel or 1 (see pageEncoder).
+	// from a level above lightLevel (dictionary pages) or 1 (see
+	// pageEncoder).
 	light, fastest *zstd.Encoder
 	version        uint8
 
@@ -476,12 +477,13 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 	return w.err
 }
 
-// lightLevel is the highest zstd level dictionary pages and opaque units
-// (the index's postings and terms) are compressed at. Measured on the
-// segments compaction writes at level 3 (700,000 platform edge events,
-// BenchmarkStoreCPU): level 2 takes 1.3% more bytes for dictionary pages
-// and 1.6% more for the index's units than level 3, 0.3 bytes an event
-// together, for a third less of their compression CPU.
+// lightLevel is the highest zstd level dictionary pages are compressed
+// at. Measured on the segments compaction writes at level 3 (700,000
+// platform edge events, BenchmarkStoreCPU): level 2 takes 1.3% more bytes
+// for dictionary pages than level 3 (0.05 bytes an event; 0.25 on the
+// peers data at 1M events), for a third less of their compression CPU.
+// The index's units (WriteUnit) stay at the writer's level: at level 2
+// they took 1.6% more bytes, 0.2-0.35 bytes an event.
 const lightLevel = 2
 
 // pageEncoder returns the encoder of a chunk's pages: the writer's own,
@@ -718,12 +720,12 @@ func (w *Writer) Size() int64 { return w.off }
 // Rows returns the rows written so far.
 func (w *Writer) Rows() int { return w.rows }
 
-// WriteUnit stores an opaque payload (compressed when that pays, at
-// zstd level lightLevel at most) as a unit of its own and returns its
-// position, for structures such as the index that point into the segment
-// themselves. Read it back with Reader.ReadUnit.
+// WriteUnit stores an opaque payload (compressed when that pays) as a unit
+// of its own and returns its position, for structures such as the index
+// that point into the segment themselves. Read it back with
+// Reader.ReadUnit.
 func (w *Writer) WriteUnit(payload []byte) (off, length int64, err error) {
-	off, length = w.writeUnitWith(payload, true, w.light, nil)
+	off, length = w.writeUnit(payload, true)
 	return off, length, w.err
 }
 

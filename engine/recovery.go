@@ -32,6 +32,8 @@ func openShard(e *Engine, id, dir string, repair bool) (*Shard, error) {
 		stopping:  make(chan struct{}),
 		flushKick: make(chan struct{}, 1),
 	}
+	// What one segment's writer learns about derived text, the next starts from.
+	s.deriveHints = segment.NewDeriveHints()
 	if opts.ReadOnly {
 		return openShardReadOnlyGuarded(s)
 	}

@@ -34,7 +34,8 @@ func (s *Shard) createSegment(id uint64, cols []segment.ColumnDesc, zstdLevel in
 		return nil, err
 	}
 	o.f = f
-	if o.w, err = segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: s.opts.PageBytes, ZstdLevel: zstdLevel, HistoryBytes: s.opts.HistoryBytes}); err != nil {
+	if o.w, err = segment.NewWriter(f, cols, &segment.WriterOptions{PageBytes: s.opts.PageBytes, ZstdLevel: zstdLevel, HistoryBytes: s.opts.HistoryBytes,
+		DeriveHints: s.deriveHints}); err != nil {
 		o.abort()
 		return nil, err
 	}

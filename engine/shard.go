@@ -54,6 +54,10 @@ type Shard struct {
 	stopping  chan struct{}
 	wg        sync.WaitGroup
 
+	// deriveHints are shared by the shard's segment writers (flushes
+	// and compactions): see segment.DeriveHints. Nil: none.
+	deriveHints *segment.DeriveHints
+
 	// mu guards the head pointer, frozen heads and the segment list.
 	mu      sync.RWMutex
 	head    *head

@@ -10,6 +10,7 @@ package segment
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -242,4 +243,90 @@ func BenchmarkReadRows(b *testing.B) {
 func distinctSorted(rows []int32) []int32 {
 	slices.Sort(rows)
 	return slices.Compact(rows)
+}
+
+// BenchmarkPlanChunk plans (picks the encoding of, without encoding) each
+// column of the block, with a writer's reused scratch: the work a writer
+// does per chunk before writing a page.
+func BenchmarkPlanChunk(b *testing.B) {
+	data, _ := benchBlock(b)
+	for c, bc := range benchCols {
+		b.Run("col="+bc.path, func(b *testing.B) {
+			var sc planScratch
+			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu := threadCPU()
+			for b.Loop() {
+				planChunk(bc.typ, data[c], benchBlockRows, FormatLatest, &sc)
+			}
+			b.ReportMetric(float64(threadCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkWriteSegment writes the block's rows as a segment of 8 blocks
+// of 8,192 rows, at flush's zstd level (1) and compaction's (3): planning,
+// derived text, encoding and compression, on the benchmark's thread
+// (cpu-ns/op is that thread's CPU, which other work on the machine does
+// not inflate as it does ns/op). One op is one segment.
+func BenchmarkWriteSegment(b *testing.B) {
+	data, raw := benchBlock(b)
+	descs := make([]ColumnDesc, len(benchCols))
+	for i, c := range benchCols {
+		descs[i] = ColumnDesc{Path: c.path, Type: c.typ}
+	}
+	const blockRows = 8192
+	blocks := make([][]*ColumnData, benchBlockRows/blockRows)
+	for k := range blocks {
+		from := k * blockRows
+		for _, d := range data {
+			p := &ColumnData{}
+			if d.Nulls != nil {
+				p.Nulls = vec.NewBitset(blockRows)
+				for r := 0; r < blockRows; r++ {
+					if d.Nulls.Get(from + r) {
+						p.Nulls.Set(r)
+					}
+				}
+			}
+			if d.Ints != nil {
+				p.Ints = d.Ints[from : from+blockRows]
+			}
+			if d.Strs != nil {
+				p.Strs = d.Strs[from : from+blockRows]
+			}
+			blocks[k] = append(blocks[k], p)
+		}
+	}
+	for _, level := range []int{1, 3} {
+		b.Run(fmt.Sprintf("zstd=%d", level), func(b *testing.B) {
+			b.SetBytes(raw)
+			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var size int64
+			cpu := threadCPU()
+			for b.Loop() {
+				fs := vfs.NewMemFS()
+				fs.MkdirAll("/b")
+				f, _ := fs.Create("/b/s.seg")
+				w, err := NewWriter(f, descs, &WriterOptions{ZstdLevel: level})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, blk := range blocks {
+					if err := w.WriteBlock(blockRows, blk); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := w.Finish(); err != nil {
+					b.Fatal(err)
+				}
+				size = w.Size()
+			}
+			b.ReportMetric(float64(threadCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(size)/benchBlockRows, "bytes/row")
+		})
+	}
 }

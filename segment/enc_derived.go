@@ -208,6 +208,15 @@ const (
 	// refers to as well, which only rows that fit pay back (a log line
 	// with its own timestamp text fits a template only within a second).
 	minDerivedFitDiv = 2
+	// clearWinDiv, clearWinFitSlack and trialEvery: a column whose
+	// templates stored in at most 1/clearWinDiv of the bytes of its text
+	// in the last trial skips the trial in the next blocks while the
+	// share of its rows that fit a template stays within clearWinFitSlack
+	// of what it was then, and is tried again every trialEvery blocks
+	// (trialText keeps to trialEvery too).
+	clearWinDiv      = 2
+	clearWinFitSlack = 0.02
+	trialEvery       = 8
 	// deriveRetryBlocks is how many blocks a column that gained nothing
 	// from templates waits (doubling each time) before it is tried again.
 	deriveRetryBlocks = 8
@@ -216,6 +225,7 @@ const (
 // deriveState is what a writer keeps for encDerived from block to block.
 type deriveState struct {
 	memo       map[int]*deriveMemo // by candidate column
+	byPath     map[colKey]int      // the writer's columns (colIndex)
 	refd       []bool              // columns of the block some derived chunk refers to
 	derived    []bool              // columns of the block that are derived
 	refs       []ColumnData        // fetched values of the referenced columns
@@ -236,9 +246,16 @@ type deriveState struct {
 
 // deriveMemo remembers, per column, what the last attempt found.
 type deriveMemo struct {
-	cols      []int // referenced columns found (nil: look again)
-	skipUntil int   // no attempt before this block
-	wait      int   // blocks to wait after the next attempt that gains nothing
+	cols   []int // referenced columns found (nil: look again)
+	hinted bool  // cols came from DeriveHints, not tried in this writer yet
+	// clearWin: the last trial found the templates' bytes at most
+	// 1/clearWinDiv of the text's, with winFit of the present rows fitting
+	// a template; trialSkips counts the blocks since that trial.
+	clearWin   bool
+	winFit     float64
+	trialSkips int
+	skipUntil  int // no attempt before this block
+	wait       int // blocks to wait after the next attempt that gains nothing
 }
 
 // beginBlock resets the per-block marks.
@@ -275,10 +292,12 @@ func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error 
 	if ds.memo == nil {
 		ds.memo = map[int]*deriveMemo{}
 	}
-	enc, width := p.enc, p.width
 	m := ds.memo[ci]
 	if m == nil {
-		m = &deriveMemo{wait: deriveRetryBlocks}
+		m = w.opts.DeriveHints.seed(ci, w.cols, w.colIndex())
+		if m == nil {
+			m = &deriveMemo{wait: deriveRetryBlocks}
+		}
 		ds.memo[ci] = m
 	}
 	if ds.block < m.skipUntil {
@@ -289,58 +308,103 @@ func (w *Writer) tryDerive(ci int, p *chunkPlan, d *ColumnData, rows int) error 
 		if !gained {
 			m.skipUntil = ds.block + m.wait
 			m.wait = min(2*m.wait, 1024)
-			m.cols = nil
+			m.cols, m.clearWin = nil, false
 		} else {
 			m.wait = deriveRetryBlocks
 		}
+		m.hinted = false
 	}()
-	if m.cols == nil {
-		cols, err := w.findRefs(ci, d, rows)
-		if err != nil || cols == nil {
+	for {
+		found := m.cols == nil
+		if found {
+			cols, err := w.findRefs(ci, d, rows)
+			if err != nil || cols == nil {
+				return err
+			}
+			m.cols = cols
+		}
+		var err error
+		if gained, err = w.deriveFrom(ci, p, d, rows, m.cols); err != nil || gained {
 			return err
 		}
-		m.cols = cols
+		// Columns a hint named that no longer serve: search this block's
+		// own rows rather than wait (a stale hint costs a search).
+		if found || !m.hinted {
+			return nil
+		}
+		m.cols, m.hinted = nil, false
 	}
+}
+
+// deriveFrom turns the plan of a text chunk into encDerived over the
+// columns refCols when that makes the chunk smaller, and reports whether
+// it did.
+func (w *Writer) deriveFrom(ci int, p *chunkPlan, d *ColumnData, rows int, refCols []int) (bool, error) {
+	ds := &w.derive
 	// Fetch the referenced columns; one derived itself meanwhile (it was
 	// written before) cannot be referred to.
-	cols := make([]int, 0, len(m.cols))
-	for _, c := range m.cols {
+	cols := make([]int, 0, len(refCols))
+	for _, c := range refCols {
 		if !ds.derived[c] {
 			cols = append(cols, c)
 		}
 	}
 	if len(cols) == 0 {
-		return nil
+		return false, nil
 	}
 	ds.refs = growCols(ds.refs, len(cols))
 	ds.refPresent = grow(ds.refPresent, len(cols))
 	for k, c := range cols {
 		ok, err := w.fetch(c, &ds.refs[k])
 		if err != nil {
-			return err
+			return false, err
 		}
 		ds.refPresent[k] = ok
 	}
 	dp := ds.matchAll(d, rows, cols, w.cols)
 	if dp == nil || dp.fit*minDerivedFitDiv < p.present {
-		return nil
+		return false, nil
 	}
 	// Keep it only when rows of the middle of the block (past the rows
-	// most templates were derived from) store smaller so.
-	n := min(rows, trialRows)
-	from := (rows - n) / 2
-	plain := w.storedSize(p, d, from, from+n)
-	p.enc, p.width, p.derived = encDerived, 0, dp
-	if w.storedSize(p, d, from, from+n) >= plain {
-		p.enc, p.width, p.derived = enc, width, nil
-		return nil
+	// most templates were derived from) store smaller so. A column whose
+	// templates won clearly in the last block and fit as many rows now
+	// skips the trial (two compressions of trialRows rows), but for one
+	// block in trialEvery.
+	m := ds.memo[ci]
+	fit := float64(dp.fit) / float64(p.present)
+	if m.clearWin && fit >= m.winFit-clearWinFitSlack && m.trialSkips < trialEvery-1 {
+		m.trialSkips++
+		p.enc, p.width, p.derived = encDerived, 0, dp
+	} else {
+		enc, width := p.enc, p.width
+		n := min(rows, trialRows)
+		from := (rows - n) / 2
+		plain := w.storedSize(p, d, from, from+n)
+		p.enc, p.width, p.derived = encDerived, 0, dp
+		derived := w.storedSize(p, d, from, from+n)
+		if derived >= plain {
+			p.enc, p.width, p.derived = enc, width, nil
+			m.clearWin = false
+			return false, nil
+		}
+		m.clearWin, m.winFit, m.trialSkips = derived*clearWinDiv <= plain, fit, 0
 	}
-	gained = true
 	ds.derived[ci] = true
 	for _, c := range dp.table.cols {
 		ds.refd[c] = true
 	}
-	return nil
+	return true, nil
+}
+
+// colIndex returns the writer's columns by path and type (built once).
+func (w *Writer) colIndex() map[colKey]int {
+	if w.derive.byPath == nil {
+		w.derive.byPath = make(map[colKey]int, len(w.cols))
+		for i, c := range w.cols {
+			w.derive.byPath[colKey{c.Path, c.Type}] = i
+		}
+	}
+	return w.derive.byPath
 }
 
 // copyColumnData copies src into dst's own arrays (reused), so that dst

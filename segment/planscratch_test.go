@@ -3,7 +3,9 @@ package segment
 import (
 	"bytes"
 	"fmt"
+	"github.com/sediment/sediment/internal/vfs"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sediment/sediment/internal/vec"
@@ -75,4 +77,62 @@ func TestPlanScratchSameBytes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStrRange: a chunk's string range is its smallest and largest value
+// whatever the order they come in, empty strings and shared first bytes
+// included.
+func TestStrRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 500; i++ {
+		vals := make([]string, 1+rng.IntN(20))
+		for j := range vals {
+			b := make([]byte, rng.IntN(4))
+			for k := range b {
+				b[k] = "ab\x00\xff"[rng.IntN(4)]
+			}
+			vals[j] = string(b)
+		}
+		var r strRange
+		for _, s := range vals {
+			r.add(s)
+		}
+		if !r.any || r.min != slices.Min(vals) || r.max != slices.Max(vals) {
+			t.Fatalf("range of %q: %q..%q", vals, r.min, r.max)
+		}
+	}
+}
+
+// TestNearlyDistinctThenRepeats: a column whose values were nearly all
+// distinct in one block (ids) still gets a dictionary in the next block
+// when its values repeat there, and gets none again after; every value
+// reads back.
+func TestNearlyDistinctThenRepeats(t *testing.T) {
+	const blockRows = 3000
+	kinds := []string{"distinct", "repeats", "distinct", "repeats at the end"}
+	cols := []testColumn{{desc: ColumnDesc{Path: "timestamp", Type: TypeTimestamp}}, {desc: ColumnDesc{Path: "id", Type: TypeString}}}
+	for b, kind := range kinds {
+		for i := 0; i < blockRows; i++ {
+			id := fmt.Sprintf("req-%d-%06d", b, i)
+			switch {
+			case kind == "repeats", kind == "repeats at the end" && i >= 600:
+				id = fmt.Sprintf("route-%d", i%12)
+			}
+			cols[0].vals = append(cols[0].vals, int64(b*blockRows+i))
+			cols[1].vals = append(cols[1].vals, id)
+		}
+	}
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	writeSegment(t, fs, "/d/s.seg", cols, blockRows, nil)
+	r := openSegment(t, fs, "/d/s.seg")
+	defer r.Close()
+	id := r.Column("id", TypeString)
+	for b, kind := range kinds {
+		got := r.chunk(b, id).enc
+		if dict := kind != "distinct"; (got == encDict) != dict {
+			t.Errorf("block %d (%s): encoding %d", b, kind, got)
+		}
+	}
+	checkAllValues(t, r, cols)
 }

@@ -37,29 +37,50 @@ const (
 // worse than zstd compresses it as text).
 func hexRuns(s string) (lower, upper int, lowerLetter, upperLetter bool) {
 	lim := min(len(s), 2*maxHexBytes)
-	lowerDone, upperDone := false, false
-	for i := 0; i < lim && !(lowerDone && upperDone); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-		case c >= 'a' && c <= 'f':
-			upperDone = true
-			lowerLetter = lowerLetter || !lowerDone
-		case c >= 'A' && c <= 'F':
-			lowerDone = true
-			upperLetter = upperLetter || !upperDone
-		default:
-			lowerDone, upperDone = true, true
+	// Two runs over a class table: the branches of one loop tracking both
+	// runs cost more than the second pass over a few bytes (every value of
+	// a chunk of ids comes here).
+	var letters uint8
+	for lower < lim {
+		c := hexClass[s[lower]]
+		if c&hexClassLower == 0 {
+			break
 		}
-		if !lowerDone {
-			lower++
-		}
-		if !upperDone {
-			upper++
-		}
+		letters |= c
+		lower++
 	}
-	return lower, upper, lowerLetter, upperLetter
+	for upper < lim {
+		c := hexClass[s[upper]]
+		if c&hexClassUpper == 0 {
+			break
+		}
+		letters |= c
+		upper++
+	}
+	return lower, upper, letters&hexClassLowerLetter != 0, letters&hexClassUpperLetter != 0
 }
+
+// Bits of hexClass.
+const (
+	hexClassLower       = 1 << iota // [0-9a-f]
+	hexClassUpper                   // [0-9A-F]
+	hexClassLowerLetter             // [a-f]
+	hexClassUpperLetter             // [A-F]
+)
+
+// hexClass[c] says which hex digit classes byte c is in.
+var hexClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = hexClassLower | hexClassUpper
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = hexClassLower | hexClassLowerLetter
+	}
+	for c := 'A'; c <= 'F'; c++ {
+		t[c] = hexClassUpper | hexClassUpperLetter
+	}
+	return t
+}()
 
 // textShape tracks, over the values of a chunk, which binary form all of
 // them have so far.
@@ -251,17 +272,20 @@ func (hv *hexValues) appendValue(dst []byte, k int) []byte {
 // appendIPValues encodes values (all canonical IP text) as encIP: a kind
 // byte each, then the addresses.
 func appendIPValues(dst []byte, n int, value func(k int) string) []byte {
+	// The kinds' bytes first, filled in as each value is parsed (once).
+	kinds := len(dst)
+	dst = slices.Grow(dst, n+16*n)[:kinds+n]
 	for k := 0; k < n; k++ {
 		a, _ := netip.ParseAddr(value(k))
 		if a.Is4() {
-			dst = append(dst, ipKind4)
+			dst[kinds+k] = ipKind4
+			b := a.As4()
+			dst = append(dst, b[:]...)
 		} else {
-			dst = append(dst, ipKind6)
+			dst[kinds+k] = ipKind6
+			b := a.As16()
+			dst = append(dst, b[:]...)
 		}
-	}
-	for k := 0; k < n; k++ {
-		a, _ := netip.ParseAddr(value(k))
-		dst = append(dst, a.AsSlice()...)
 	}
 	return dst
 }

@@ -257,3 +257,39 @@ func TestAppendIPv4(t *testing.T) {
 		}
 	}
 }
+
+// TestHexRuns: hexRuns measures the leading lower-case and upper-case
+// hex digit runs of any string (capped at 2*maxHexBytes) and whether
+// each holds a letter, as a plain reading of the definition does.
+func TestHexRuns(t *testing.T) {
+	ref := func(s string) (lo, up int, loLetter, upLetter bool) {
+		lim := min(len(s), 2*maxHexBytes)
+		for lo < lim && strings.IndexByte("0123456789abcdef", s[lo]) >= 0 {
+			loLetter = loLetter || s[lo] >= 'a'
+			lo++
+		}
+		for up < lim && strings.IndexByte("0123456789ABCDEF", s[up]) >= 0 {
+			upLetter = upLetter || s[up] >= 'A'
+			up++
+		}
+		return lo, up, loLetter, upLetter
+	}
+	cases := []string{"", "8f4c2d1e9a7b6c5d-SJC", "8F4C2D1E9A7B6C5D-SJC", "0123456789", "abcdefABCDEF",
+		"ABCdef", "12ab34CD", "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff", "g123", "-"}
+	rng := rand.New(rand.NewPCG(7, 7))
+	const alphabet = "0189afAFgz-\x00\xff"
+	for i := 0; i < 2000; i++ {
+		b := make([]byte, rng.IntN(2*maxHexBytes+8))
+		for j := range b {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		lo, up, ll, ul := hexRuns(s)
+		rlo, rup, rll, rul := ref(s)
+		if lo != rlo || up != rup || ll != rll || ul != rul {
+			t.Fatalf("hexRuns(%q) = %d %d %v %v, want %d %d %v %v", s, lo, up, ll, ul, rlo, rup, rll, rul)
+		}
+	}
+}

@@ -271,7 +271,8 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 	if tm != nil {
 		merged = tm.mergeTextPaths(text)
 	}
-	var tsData, colData segment.ColumnData
+	var tsData segment.ColumnData
+	bc := newBlockColumns(src)
 	specs := src.blocks()
 	if meta.sortKey = src.sortKey(); meta.sortKey != "" {
 		meta.blocks = make([]blockKey, len(specs))
@@ -287,19 +288,18 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 			return nil, err
 		}
 		// The writer may fetch other columns of the block to store a text
-		// column as templates over them (segment.ColumnFetcher).
-		fetch := func(ci int, d *segment.ColumnData) (bool, error) {
-			return src.fillColumn(ci, from, to, d)
-		}
-		if err := w.BeginBlockFrom(to-from, &tsData, fetch); err != nil {
+		// column as templates over them (segment.ColumnFetcher); bc fills
+		// such a column once for both.
+		bc.begin(from, to)
+		if err := w.BeginBlockFrom(to-from, &tsData, bc.fetch); err != nil {
 			return nil, err
 		}
 		for ci, c := range cols {
 			d := &tsData
 			if ci != tsCol {
-				d = &colData
-				present, err := src.fillColumn(ci, from, to, d)
-				if err != nil {
+				var present bool
+				var err error
+				if d, present, err = bc.column(ci); err != nil {
 					return nil, err
 				}
 				if !present {
@@ -310,6 +310,7 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 				return nil, err
 			}
 			if d == nil {
+				bc.done(ci)
 				continue
 			}
 			v := columnVector(c.Type, d, to-from)
@@ -326,11 +327,13 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 			case segment.TypeBool:
 				ib.AddBools(c.Path, uint32(from), v)
 			}
+			bc.done(ci)
 		}
 		if err := w.EndBlock(); err != nil {
 			return nil, err
 		}
 	}
+	bc.releaseAll()
 	if len(merged) > 0 {
 		if err := tm.mergeText(ib, merged); err != nil {
 			return nil, err

@@ -7,8 +7,14 @@ import (
 // heldColumnBytes bounds what blockColumns keeps of one block's columns
 // (the values' headers, codes and the string bytes they point at). The
 // columns a derived text column refers to are short fields (a method, a
-// status, a host, a path): a few MiB for a block of 65,536 rows.
-const heldColumnBytes = 8 << 20
+// status, a host, a path): a few MiB for a block of 65,536 rows. In the
+// first block of a segment the writer fetches every string and integer
+// column to find them (segment.Writer's sampleBlock), and what the bound
+// keeps of those is not decoded again when written: merging 700,000
+// platform edge events in heads of 35,000 ordered by project decoded 65.2
+// values per event without blockColumns, 60.8 with 8 MiB, 58.1 with 16,
+// 55.6 with 32 and 53.9 unbounded (each column of each block once).
+const heldColumnBytes = 16 << 20
 
 // blockColumns fills the columns of one output block from a rowSource for
 // writeSegment and for the segment writer's fetches (segment.ColumnFetcher),

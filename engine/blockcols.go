@@ -32,7 +32,10 @@ const heldColumnBytes = 16 << 20
 // heldColumnBytes; past that a column is filled again as before. All of
 // it is let go when the next block begins.
 type blockColumns struct {
-	src      rowSource
+	src rowSource
+	// keep is false for a source whose fills cost little (a head's
+	// values are in memory): keeping its columns would only add copies.
+	keep     bool
 	from, to int
 	held     []*heldColumn // per column: its values this block, or nil
 	heldSize int
@@ -52,7 +55,7 @@ type heldColumn struct {
 
 func newBlockColumns(src rowSource) *blockColumns {
 	n := len(src.columns())
-	return &blockColumns{src: src, held: make([]*heldColumn, n), fetchedNow: make([]bool, n), fetchedBefore: make([]bool, n)}
+	return &blockColumns{src: src, keep: src.fillsDecode(), held: make([]*heldColumn, n), fetchedNow: make([]bool, n), fetchedBefore: make([]bool, n)}
 }
 
 // begin moves to the block of rows [from, to), letting go of what the
@@ -116,7 +119,7 @@ func (bc *blockColumns) done(ci int) {
 // column's size is known only once it is filled, so the last column kept
 // may take what is kept past the bound by its own size.
 func (bc *blockColumns) fill(ci int) (*heldColumn, error) {
-	if bc.heldSize >= heldColumnBytes {
+	if !bc.keep || bc.heldSize >= heldColumnBytes {
 		return nil, nil
 	}
 	var h *heldColumn

@@ -26,6 +26,9 @@ type rowSource interface {
 	// time keeps a block's worth of one column in memory, not of every
 	// column. [from, to) is always one whole block of blocks().
 	fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error)
+	// fillsDecode reports whether fillColumn decodes stored pages (a
+	// merge) rather than gathering values held in memory (a head).
+	fillsDecode() bool
 }
 
 // headSource presents a frozen head's rows ordered by its sort key, then
@@ -127,6 +130,7 @@ func (hs *headSource) columns() []segment.ColumnDesc { return hs.cols }
 func (hs *headSource) rows() int                     { return hs.v.rows }
 func (hs *headSource) sortKey() string               { return hs.key }
 func (hs *headSource) blocks() []blockSpec           { return hs.specs }
+func (hs *headSource) fillsDecode() bool             { return false }
 
 func (hs *headSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error) {
 	n := to - from

@@ -26,6 +26,9 @@ type rowSource interface {
 	// time keeps a block's worth of one column in memory, not of every
 	// column. [from, to) is always one whole block of blocks().
 	fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error)
+	// fillsDecode reports whether fillColumn decodes stored pages (a
+	// merge) rather than gathering values held in memory (a head).
+	fillsDecode() bool
 }
 
 // headSource presents a frozen head's rows ordered by its sort key, then
@@ -127,6 +130,7 @@ func (hs *headSource) columns() []segment.ColumnDesc { return hs.cols }
 func (hs *headSource) rows() int                     { return hs.v.rows }
 func (hs *headSource) sortKey() string               { return hs.key }
 func (hs *headSource) blocks() []blockSpec           { return hs.specs }
+func (hs *headSource) fillsDecode() bool             { return false }
 
 func (hs *headSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool, error) {
 	n := to - from
@@ -271,7 +275,8 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 	if tm != nil {
 		merged = tm.mergeTextPaths(text)
 	}
-	var tsData, colData segment.ColumnData
+	var tsData segment.ColumnData
+	bc := newBlockColumns(src)
 	specs := src.blocks()
 	if meta.sortKey = src.sortKey(); meta.sortKey != "" {
 		meta.blocks = make([]blockKey, len(specs))
@@ -287,19 +292,18 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 			return nil, err
 		}
 		// The writer may fetch other columns of the block to store a text
-		// column as templates over them (segment.ColumnFetcher).
-		fetch := func(ci int, d *segment.ColumnData) (bool, error) {
-			return src.fillColumn(ci, from, to, d)
-		}
-		if err := w.BeginBlockFrom(to-from, &tsData, fetch); err != nil {
+		// column as templates over them (segment.ColumnFetcher); bc fills
+		// such a column once for both.
+		bc.begin(from, to)
+		if err := w.BeginBlockFrom(to-from, &tsData, bc.fetch); err != nil {
 			return nil, err
 		}
 		for ci, c := range cols {
 			d := &tsData
 			if ci != tsCol {
-				d = &colData
-				present, err := src.fillColumn(ci, from, to, d)
-				if err != nil {
+				var present bool
+				var err error
+				if d, present, err = bc.column(ci); err != nil {
 					return nil, err
 				}
 				if !present {
@@ -310,6 +314,7 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 				return nil, err
 			}
 			if d == nil {
+				bc.done(ci)
 				continue
 			}
 			v := columnVector(c.Type, d, to-from)
@@ -326,11 +331,13 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 			case segment.TypeBool:
 				ib.AddBools(c.Path, uint32(from), v)
 			}
+			bc.done(ci)
 		}
 		if err := w.EndBlock(); err != nil {
 			return nil, err
 		}
 	}
+	bc.releaseAll()
 	if len(merged) > 0 {
 		if err := tm.mergeText(ib, merged); err != nil {
 			return nil, err

@@ -153,6 +153,7 @@ func (ms *mergeSource) columns() []segment.ColumnDesc { return ms.cols }
 func (ms *mergeSource) rows() int                     { return ms.total }
 func (ms *mergeSource) sortKey() string               { return ms.key }
 func (ms *mergeSource) blocks() []blockSpec           { return ms.specs }
+func (ms *mergeSource) fillsDecode() bool             { return true }
 
 // classify gives each run its class and plans the output blocks. A run
 // is of a key value when its input segment is ordered by the same key and

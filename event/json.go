@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -459,11 +460,13 @@ var plainStringByte = func() (t [256]bool) {
 	return t
 }()
 
-// specialInWord reports whether any of the 8 bytes in w is '"', '\\', a
-// control character or non-ASCII: the bytes the string scanner must look at
-// one by one. (Classic SWAR zero-byte tests; false positives are impossible
-// for ASCII input, and a false positive would only cost speed.)
-func specialInWord(w uint64) bool {
+// specialInWord returns a mask with the high bit set in each of the 8
+// bytes of w that is '"', '\\', a control character or non-ASCII (the
+// bytes the string scanner must look at one by one), and perhaps in bytes
+// above such a byte: classic SWAR zero-byte tests, whose borrows run only
+// upwards from a byte that matched. So the lowest bit set marks the first
+// special byte exactly, and 0 means none is special.
+func specialInWord(w uint64) uint64 {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
@@ -473,7 +476,7 @@ func specialInWord(w uint64) bool {
 	zeroQuote := (quote - ones) &^ quote
 	zeroBslash := (bslash - ones) &^ bslash
 	control := (w - ones*0x20) &^ w
-	return (zeroQuote|zeroBslash|control|w)&highs != 0
+	return (zeroQuote | zeroBslash | control | w) & highs
 }
 
 // string parses a string starting at the opening quote at p.pos.
@@ -481,11 +484,14 @@ func (p *Parser) string() (string, error) {
 	data := p.data
 	start := p.pos + 1
 	i := start
-	for i+8 <= len(data) && !specialInWord(binary.LittleEndian.Uint64(data[i:])) {
+	// Eight bytes at a time up to the first special byte, whose place
+	// the mask gives (the closing quote of most strings).
+	for i+8 <= len(data) {
+		if m := specialInWord(binary.LittleEndian.Uint64(data[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			break
+		}
 		i += 8
-	}
-	for i < len(data) && plainStringByte[data[i]] {
-		i++
 	}
 	// Valid multi-byte UTF-8 can still be aliased; only escapes and invalid
 	// bytes force a copy.

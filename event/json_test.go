@@ -1,8 +1,10 @@
 package event
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 	"os"
 	"strings"
 	"testing"
@@ -405,4 +407,42 @@ func FuzzParseNDJSON(f *testing.F) {
 			AppendJSON(nil, v)
 		}
 	})
+}
+
+// TestSpecialInWordFindsFirstSpecialByte checks the string scanner's
+// word test against a byte-by-byte one: for every byte value at every
+// place of a word, among plain bytes or after another special byte, the
+// lowest bit of the mask marks the first byte that is '"', '\\', a control
+// character or not ASCII, and the mask is 0 when there is none.
+func TestSpecialInWordFindsFirstSpecialByte(t *testing.T) {
+	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
+	for _, fill := range []byte{'a', ' ', '~', '"', 0x1f, 0xff} {
+		for pos := 0; pos < 8; pos++ {
+			for c := 0; c < 256; c++ {
+				var w [8]byte
+				for k := range w {
+					w[k] = 'x'
+					if k > pos {
+						w[k] = fill
+					}
+				}
+				w[pos] = byte(c)
+				first := 8
+				for k, b := range w {
+					if special(b) {
+						first = k
+						break
+					}
+				}
+				m := specialInWord(binary.LittleEndian.Uint64(w[:]))
+				got := 8
+				if m != 0 {
+					got = bits.TrailingZeros64(m) >> 3
+				}
+				if got != first {
+					t.Fatalf("word %q: first special byte at %d, mask %#x says %d", w[:], first, m, got)
+				}
+			}
+		}
+	}
 }

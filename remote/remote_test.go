@@ -300,12 +300,19 @@ func TestStoreAwayThenBack(t *testing.T) {
 	}
 	store.SetDown(false)
 	r.drain()
+	// Usually the three flushed segments are skipped (the compaction
+	// replaced them before they could be uploaded); but a publisher whose
+	// retry of the first took it before the compaction was queued may
+	// upload it as the store comes back, and the compaction's publication
+	// then delists it. Either way the manifest lists the merged segment
+	// alone, and what it delisted is exactly what was uploaded before.
 	m := r.manifest()
-	if len(m.Segments) != 1 || liveRows(m) != 900 || len(m.Removed) != 0 {
-		t.Fatalf("after the store came back: %+v", m)
+	st = r.rem.Stats()
+	if len(m.Segments) != 1 || liveRows(m) != 900 || int64(len(m.Removed)) != st.Uploaded-1 {
+		t.Fatalf("after the store came back: %+v (stats %+v)", m, st)
 	}
-	if st := r.rem.Stats(); st.Uploaded != 1 || st.Skipped != 3 || st.LastError != nil {
-		t.Fatalf("stats %+v, want one upload and three skipped", st)
+	if st.Uploaded+st.Skipped != 4 || st.Skipped < 2 || st.LastError != nil {
+		t.Fatalf("stats %+v, want four changes uploaded or skipped, the compaction's uploaded", st)
 	}
 	// The skipped segments' files were released and deleted.
 	names, _ := r.fs.List("/data/sources/src/segments")

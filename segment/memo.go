@@ -32,8 +32,12 @@ type UnitMemo struct {
 
 // NewUnitMemo returns an empty memo that keeps at most maxBytes of pages
 // of the columns whose path keep accepts (the fields of the records a
-// query will read whole).
+// query will read whole; nil: every column). keep is called from the
+// reading goroutines at once.
 func NewUnitMemo(maxBytes int64, keep func(path string) bool) *UnitMemo {
+	if keep == nil {
+		keep = func(string) bool { return true }
+	}
 	return &UnitMemo{max: maxBytes, keep: keep}
 }
 

@@ -10,6 +10,10 @@ import (
 	"github.com/sediment/sediment/sql/scan"
 )
 
+// fewRows: a selection of at most this many rows is read as a list (see
+// buildBatch).
+const fewRows = 8
+
 // emitRows builds batches of the requested columns for the selected rows
 // (part-relative row numbers offset by base for RowRefs).
 func (sc *shardScan) emitRows(ctx context.Context, p *part, cr colReader, base int, sel []int32, emit func(*vec.Batch) error) error {
@@ -41,7 +45,10 @@ func (sc *shardScan) buildBatch(p *part, cr colReader, base int, sel []int32) (*
 	}
 	b := &vec.Batch{}
 	var rows []int32
-	if ascending && len(sel)*2 >= z-a {
+	// A range when the rows are dense, but a few rows (the hits of a rare
+	// word) are read as a list: a range read of a dictionary column reads
+	// the whole dictionary, a list of a few rows only the entries they use.
+	if ascending && len(sel)*2 >= z-a && len(sel) > fewRows {
 		b.Len = z - a
 		if len(sel) != z-a {
 			b.Sel = make([]int32, len(sel))

@@ -31,6 +31,10 @@ type shardScan struct {
 	// pass counts what a scan that may stop early reads, so that it stops
 	// filling the page cache once it has read much.
 	pass *passReads
+	// memo keeps the pages the scan and its record reads decompress for a
+	// few rows, for the query's later reads of those rows (nil when the
+	// scan selects no record: see newScanMemo).
+	memo *segment.UnitMemo
 }
 
 // A scan without a limit whose pages would take more than a
@@ -97,6 +101,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 	if !sc.once {
 		sc.pass = newPassReads()
 	}
+	sc.memo = newScanMemo(req)
 	sc.noteExpiry(ctx)
 	switch req.Order {
 	case scan.Descending:
@@ -185,7 +190,14 @@ func predCost(p *pred) int {
 }
 
 func (sc *shardScan) Units() []scan.Unit { return sc.units }
-func (sc *shardScan) Close() error       { return nil }
+
+// Close releases the pages the scan's memo holds.
+func (sc *shardScan) Close() error {
+	if sc.memo != nil {
+		sc.memo.Release()
+	}
+	return nil
+}
 
 // clientError makes an error fit for the query's caller: damage and I/O
 // errors name the source and files relative to its directory, never the

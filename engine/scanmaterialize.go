@@ -16,6 +16,11 @@ import (
 
 // Materialize writes the JSON of the records refs point at (see scan.Scan).
 func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool, refs []int64, dst []string) error {
+	if sc.memo != nil {
+		// The scan that read these rows is over: the records find the
+		// pages it kept, each of theirs is read once.
+		sc.memo.Freeze()
+	}
 	parts := sc.sn.partList()
 	byPart := map[int][]int{} // part → indexes into refs
 	for i, ref := range refs {
@@ -87,7 +92,7 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 				end++
 			}
 			tasks = append(tasks, func() error {
-				err := emitDedup(&blockReader{r: r, b: b, pass: pass}, rows, at, emit, dst)
+				err := emitDedup(&blockReader{r: r, b: b, pass: pass, memo: sc.memo}, rows, at, emit, dst)
 				if lu, ok := readLoss(ctx, p.seg, b, err); ok {
 					// Rows were emitted already: the query fails, saying why.
 					return &PartialError{Source: sc.name, Cause: lu.cause}

@@ -21,13 +21,16 @@ type colReader interface {
 // counts what the scan reads and turns its reads into such reads once it
 // has read much (see passReads); reuse reads into vectors that are the
 // reader's own scratch (a predicate's column, never handed on), reusing
-// the buffer their strings are copied into.
+// the buffer their strings are copied into; memo, when set, keeps the
+// pages read for a few rows for the query's later reads (see
+// newScanMemo).
 type blockReader struct {
 	r     *segment.Reader
 	b     int
 	once  bool
 	pass  *passReads
 	reuse bool
+	memo  *segment.UnitMemo
 }
 
 func (br *blockReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) error {
@@ -35,7 +38,7 @@ func (br *blockReader) read(c colRef, a, z int, rows []int32, dst *vec.Vector) e
 	if !once && br.pass != nil {
 		once = br.pass.add(br.r, br.b, c.idx, a, z, rows)
 	}
-	return br.r.Read(br.b, c.idx, a, z, rows, dst, segment.ReadOptions{Once: once, Reuse: br.reuse})
+	return br.r.Read(br.b, c.idx, a, z, rows, dst, segment.ReadOptions{Once: once, Reuse: br.reuse, Memo: br.memo})
 }
 
 // passReads counts the page bytes one scan (or one materialisation of

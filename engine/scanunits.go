@@ -41,7 +41,7 @@ func (u *segUnit) Sorted() bool              { return true }
 // newest-first query touches only the newest pages.
 func (u *segUnit) selectRows(ctx context.Context, limit int) ([]int32, *blockReader, error) {
 	req := u.sc.req
-	br := &blockReader{r: u.p.seg.r, b: u.b, once: u.sc.once, pass: u.sc.pass}
+	br := &blockReader{r: u.p.seg.r, b: u.b, once: u.sc.once, pass: u.sc.pass, memo: u.sc.memo}
 	rows := u.bi.Rows
 	lo, hi := 0, rows
 	if req.TimeMin > u.bi.MinTime || req.TimeMax < u.bi.MaxTime {

@@ -44,9 +44,9 @@ func BenchmarkDerivedRead(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					var err error
 					if read == "rows" {
-						err = r.readRowsInto(0, col, list, &v, cacheBypass, true)
+						err = r.readRowsInto(0, col, list, &v, readCtl{mode: cacheBypass, reuse: true})
 					} else {
-						err = r.readColumnInto(0, col, 0, rows, &v, cacheBypass, true)
+						err = r.readColumnInto(0, col, 0, rows, &v, readCtl{mode: cacheBypass, reuse: true})
 					}
 					if err != nil {
 						b.Fatal(err)

@@ -101,7 +101,7 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 			}
 			continue
 		}
-		if err := r.readColumnInto(b, t.cols[k], from, to, rv, mode, true); err != nil {
+		if err := r.readColumnInto(b, t.cols[k], from, to, rv, readCtl{mode: mode, reuse: true, memo: opts.Memo}); err != nil {
 			return nil, false, err
 		}
 		refHits[k] = valuesHolding(rv, n, lits)
@@ -135,14 +135,14 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 		var err error
 		at := func(i int, j int32) int { return i }
 		if len(assemble)*2 > n {
-			err = r.readColumnInto(b, col, from, to, v, mode, true)
+			err = r.readColumnInto(b, col, from, to, v, readCtl{mode: mode, reuse: true, memo: opts.Memo})
 			at = func(_ int, j int32) int { return int(j) }
 		} else {
 			abs := make([]int32, len(assemble))
 			for i, j := range assemble {
 				abs[i] = j + int32(from)
 			}
-			err = r.readRowsInto(b, col, abs, v, mode, true)
+			err = r.readRowsInto(b, col, abs, v, readCtl{mode: mode, reuse: true, memo: opts.Memo})
 		}
 		if err != nil {
 			return nil, false, err

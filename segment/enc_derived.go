@@ -777,7 +777,7 @@ var derivedScratchPool = sync.Pool{New: func() any { return new(derivedScratch) 
 // readDerivedRefs reads, for a read of rows [from, to) (rows nil) or of
 // rows of block b, the columns chunk c's templates refer to, into
 // out.refs. release gives the vectors back once the read is done.
-func (r *Reader) readDerivedRefs(b int, c *chunkMeta, from, to int, rows []int32, mode cacheMode, out *pageOut) (release func(), err error) {
+func (r *Reader) readDerivedRefs(b int, c *chunkMeta, from, to int, rows []int32, ctl readCtl, out *pageOut) (release func(), err error) {
 	sc := derivedScratchPool.Get().(*derivedScratch)
 	release = func() {
 		for i := range sc.vecs {
@@ -792,11 +792,12 @@ func (r *Reader) readDerivedRefs(b int, c *chunkMeta, from, to int, rows []int32
 		sc.vecs = make([]vec.Vector, len(t.cols))
 	}
 	sc.vecs = sc.vecs[:len(t.cols)]
+	ctl.reuse = true // the references are the read's own scratch
 	for k, col := range t.cols {
 		if rows != nil {
-			err = r.readRowsInto(b, col, rows, &sc.vecs[k], mode, true)
+			err = r.readRowsInto(b, col, rows, &sc.vecs[k], ctl)
 		} else {
-			err = r.readColumnInto(b, col, from, to, &sc.vecs[k], mode, true)
+			err = r.readColumnInto(b, col, from, to, &sc.vecs[k], ctl)
 		}
 		if err != nil {
 			release()

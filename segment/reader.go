@@ -418,6 +418,39 @@ func (r *Reader) page(off, ln int64, section string, mode cacheMode, hist histor
 	return body, pooled, nil
 }
 
+// memoPage is page for a read of n rows of data page p of column col:
+// through ctl's memo when it has one, which keeps a page read for a few of
+// its rows.
+func (r *Reader) memoPage(p *pageMeta, col, n int, ctl readCtl, hist historyOf) (body []byte, pooled bool, err error) {
+	if ctl.memo == nil || ctl.mode == cacheBypass {
+		return r.page(p.off, p.len, "page", ctl.mode, hist)
+	}
+	if body, ok := ctl.memo.get(r, p.off); ok {
+		return body, false, nil
+	}
+	if body, pooled, err = r.page(p.off, p.len, "page", ctl.mode, hist); err != nil {
+		return nil, false, err
+	}
+	// Only a buffer of the read's own: a page the page cache holds is
+	// found there again.
+	if !pooled || !memoWants(n, p.rows) || !ctl.memo.keeps(r.ft.cols[col].Path) {
+		return body, pooled, nil
+	}
+	kept := body
+	if cap(body) > len(body)+len(body)/4 {
+		// A pooled buffer is of a power-of-two class: what the memo
+		// holds takes the page's size.
+		kept = append([]byte(nil), body...)
+	}
+	if !ctl.memo.put(r, p.off, kept) {
+		return body, pooled, nil
+	}
+	if cap(kept) != cap(body) {
+		putBuf(body) // the memo holds the copy
+	}
+	return kept, false, nil // the memo owns it now
+}
+
 // stringBytes returns the bytes of s without copying: read only.
 func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
@@ -498,6 +531,17 @@ type ReadOptions struct {
 	// kept and reused, so that strings read into it before are
 	// overwritten.
 	Reuse bool
+	// Memo, when set, keeps the pages read for a few of their rows and
+	// answers later reads of those pages through it (see UnitMemo).
+	Memo *UnitMemo
+}
+
+// readCtl is how one read goes: its use of the caches, whether its
+// destination is reused scratch, and the memo it goes through (or nil).
+type readCtl struct {
+	mode  cacheMode
+	reuse bool
+	memo  *UnitMemo
 }
 
 func (o ReadOptions) mode() cacheMode {
@@ -510,24 +554,26 @@ func (o ReadOptions) mode() cacheMode {
 // Read is ReadColumn of rows [from, to) when rows is nil, else ReadRows of
 // rows, with opts.
 func (r *Reader) Read(b, col, from, to int, rows []int32, dst *vec.Vector, opts ReadOptions) error {
+	ctl := readCtl{mode: opts.mode(), reuse: opts.Reuse, memo: opts.Memo}
 	if rows != nil {
-		return r.readRowsInto(b, col, rows, dst, opts.mode(), opts.Reuse)
+		return r.readRowsInto(b, col, rows, dst, ctl)
 	}
-	return r.readColumnInto(b, col, from, to, dst, opts.mode(), opts.Reuse)
+	return r.readColumnInto(b, col, from, to, dst, ctl)
 }
 
 func (r *Reader) readColumn(b, col, from, to int, dst *vec.Vector, mode cacheMode) error {
-	return r.readColumnInto(b, col, from, to, dst, mode, false)
+	return r.readColumnInto(b, col, from, to, dst, readCtl{mode: mode})
 }
 
-func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, mode cacheMode, reuse bool) error {
+func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, ctl readCtl) error {
+	mode := ctl.mode
 	bm := &r.ft.blocks[b]
 	if from < 0 || to > bm.rows || from > to {
 		return fmt.Errorf("segment: rows [%d,%d) outside block of %d", from, to, bm.rows)
 	}
 	t := r.ft.cols[col].Type
 	n := to - from
-	prepare(dst, VecType(t), n, reuse)
+	prepare(dst, VecType(t), n, ctl.reuse)
 	c := r.chunk(b, col)
 	if c == nil {
 		setAllNull(dst, n)
@@ -535,7 +581,7 @@ func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, mode cach
 	}
 	out := pageOut{dst: dst}
 	if c.enc == encDerived {
-		release, err := r.readDerivedRefs(b, c, from, to, nil, mode, &out)
+		release, err := r.readDerivedRefs(b, c, from, to, nil, ctl, &out)
 		if err != nil {
 			return err
 		}
@@ -561,7 +607,7 @@ func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, mode cach
 			continue
 		}
 		out.off = lo - from
-		if err := r.decodeFrom(b, col, c, p, rowSel{lo: lo - p.firstRow, hi: hi - p.firstRow}, &out, mode, hist); err != nil {
+		if err := r.decodeFrom(b, col, c, p, rowSel{lo: lo - p.firstRow, hi: hi - p.firstRow}, &out, ctl, hist); err != nil {
 			return err
 		}
 		if done := hi - from; !reserved && len(dst.Offs) > 0 && done < n && len(dst.Bytes) > 0 {
@@ -604,16 +650,16 @@ func (r *Reader) history(c *chunkMeta, mode cacheMode) historyOf {
 
 // decodeFrom reads page p of chunk c and decodes the rows sel wants, the
 // history (if any) through hist.
-func (r *Reader) decodeFrom(b, col int, c *chunkMeta, p *pageMeta, sel rowSel, out *pageOut, mode cacheMode, hist historyOf) error {
+func (r *Reader) decodeFrom(b, col int, c *chunkMeta, p *pageMeta, sel rowSel, out *pageOut, ctl readCtl, hist historyOf) error {
 	var err error
 	done := false
-	if mode != cacheBypass { // a check reads every page
+	if ctl.mode != cacheBypass { // a check reads every page
 		done, err = decodeFromStats(p, r.ft.cols[col].Type, c, sel, out)
 	}
 	if !done {
 		var body []byte
 		var pooled bool
-		if body, pooled, err = r.page(p.off, p.len, "page", mode, hist); err != nil {
+		if body, pooled, err = r.memoPage(p, col, sel.n(), ctl, hist); err != nil {
 			return err
 		}
 		var pv pageView
@@ -795,10 +841,11 @@ func (r *Reader) ReadRowsOnce(b, col int, rows []int32, dst *vec.Vector) error {
 }
 
 func (r *Reader) readRows(b, col int, rows []int32, dst *vec.Vector, mode cacheMode) error {
-	return r.readRowsInto(b, col, rows, dst, mode, false)
+	return r.readRowsInto(b, col, rows, dst, readCtl{mode: mode})
 }
 
-func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode cacheMode, reuse bool) error {
+func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, ctl readCtl) error {
+	mode := ctl.mode
 	bm := &r.ft.blocks[b]
 	t := r.ft.cols[col].Type
 	n := len(rows)
@@ -807,10 +854,10 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode ca
 			return fmt.Errorf("segment: row %d outside the block of %d rows", x, bm.rows)
 		}
 		if i > 0 && x <= rows[i-1] {
-			return r.readRowsAnyOrder(b, col, rows, dst, mode)
+			return r.readRowsAnyOrder(b, col, rows, dst, ctl)
 		}
 	}
-	prepare(dst, VecType(t), n, reuse)
+	prepare(dst, VecType(t), n, ctl.reuse)
 	c := r.chunk(b, col)
 	if c == nil {
 		setAllNull(dst, n)
@@ -818,7 +865,7 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode ca
 	}
 	out := pageOut{dst: dst}
 	if c.enc == encDerived {
-		release, err := r.readDerivedRefs(b, c, 0, 0, rows, mode, &out)
+		release, err := r.readDerivedRefs(b, c, 0, 0, rows, ctl, &out)
 		if err != nil {
 			return err
 		}
@@ -862,7 +909,7 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode ca
 			j++
 		}
 		out.off = i
-		if err := r.decodeFrom(b, col, c, p, rowSel{list: rows[i:j], base: p.firstRow}, &out, mode, hist); err != nil {
+		if err := r.decodeFrom(b, col, c, p, rowSel{list: rows[i:j], base: p.firstRow}, &out, ctl, hist); err != nil {
 			return err
 		}
 		i = j
@@ -872,12 +919,13 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, mode ca
 
 // readRowsAnyOrder reads rows that are not strictly ascending: the
 // distinct rows in ascending order, then each requested row from them.
-func (r *Reader) readRowsAnyOrder(b, col int, rows []int32, dst *vec.Vector, mode cacheMode) error {
+func (r *Reader) readRowsAnyOrder(b, col int, rows []int32, dst *vec.Vector, ctl readCtl) error {
 	uniq := slices.Clone(rows)
 	slices.Sort(uniq)
 	uniq = slices.Compact(uniq)
 	var tmp vec.Vector
-	if err := r.readRowsInto(b, col, uniq, &tmp, mode, false); err != nil {
+	ctl.reuse = false
+	if err := r.readRowsInto(b, col, uniq, &tmp, ctl); err != nil {
 		return err
 	}
 	n := len(rows)

@@ -168,6 +168,7 @@ func BenchmarkReadRecord(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 1))
 			var v vec.Vector
 			b.ReportAllocs()
+			cpu := benchCPU()
 			for i := 0; i < b.N; i++ {
 				row := []int32{int32(rng.IntN(benchBlockRows))}
 				for c := range descs {
@@ -176,6 +177,7 @@ func BenchmarkReadRecord(b *testing.B) {
 					}
 				}
 			}
+			b.ReportMetric(float64(benchCPU()-cpu)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(len(descs)), "columns")
 			b.ReportMetric(float64(size)/benchBlockRows, "bytes/row")
 		})

@@ -301,6 +301,12 @@ func (w *Writer) writeUnit(payload []byte, compress bool) (int64, int64) {
 // writeUnitWith is writeUnit compressing with enc, or with histEnc
 // (against the chunk's history, codec 2) when it is not nil.
 func (w *Writer) writeUnitWith(payload []byte, compress bool, enc, histEnc *zstd.Encoder) (int64, int64) {
+	return w.writeUnitSaving(payload, compress, enc, histEnc, defaultMinSaving)
+}
+
+// writeUnitSaving is writeUnitWith storing the payload compressed only
+// when that saves at least 1/minSaving of its bytes.
+func (w *Writer) writeUnitSaving(payload []byte, compress bool, enc, histEnc *zstd.Encoder, minSaving int) (int64, int64) {
 	off := w.off
 	codec := byte(codecRaw)
 	body := payload
@@ -312,7 +318,7 @@ func (w *Writer) writeUnitWith(payload []byte, compress bool, enc, histEnc *zstd
 		} else {
 			w.comp = enc.EncodeAll(payload, w.comp[:0])
 		}
-		if len(w.comp) < len(payload)-len(payload)/32 {
+		if len(w.comp) < len(payload)-len(payload)/minSaving {
 			codec, body = zc, w.comp
 		}
 	}
@@ -470,7 +476,7 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 		size += p.rowCost(d, r)
 		if ((size >= w.opts.PageBytes || r+1-from >= pageRows) && r+1-from >= minPageRows) || r == rows-1 {
 			w.scratch = p.appendPage(w.scratch[:0], t, d, from, r+1)
-			off, ln := w.writeUnitWith(w.scratch, true, pageEnc, histEnc)
+			off, ln := w.writeUnitSaving(w.scratch, true, pageEnc, histEnc, p.pageMinSaving())
 			pm := pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln, present: -1}
 			if pageStatsOn {
 				pageStats(t, p, d, from, r+1, &pm)

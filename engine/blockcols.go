@@ -82,7 +82,7 @@ func (bc *blockColumns) fetch(ci int, d *segment.ColumnData) (bool, error) {
 			return bc.src.fillColumn(ci, bc.from, bc.to, d)
 		}
 	}
-	copyColumnInto(d, &h.data)
+	d.CopyFrom(&h.data)
 	return h.present, nil
 }
 
@@ -170,19 +170,4 @@ func heldSizeOf(d *segment.ColumnData) int {
 		n += len(s)
 	}
 	return n
-}
-
-// copyColumnInto copies src into dst's own slices (reused); the strings
-// and the dictionary are shared, read only.
-func copyColumnInto(dst, src *segment.ColumnData) {
-	dst.Nulls = append(dst.Nulls[:0], src.Nulls...)
-	if src.Nulls == nil {
-		dst.Nulls = nil
-	}
-	dst.Bools = append(dst.Bools[:0], src.Bools...)
-	dst.Ints = append(dst.Ints[:0], src.Ints...)
-	dst.Floats = append(dst.Floats[:0], src.Floats...)
-	dst.Strs = append(dst.Strs[:0], src.Strs...)
-	dst.Codes = append(dst.Codes[:0], src.Codes...)
-	dst.Dict = src.Dict
 }

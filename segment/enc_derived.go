@@ -407,22 +407,6 @@ func (w *Writer) colIndex() map[colKey]int {
 	return w.derive.byPath
 }
 
-// copyColumnData copies src into dst's own arrays (reused), so that dst
-// never aliases a caller's column (a later fetch into dst overwrites its
-// arrays). The dictionary is shared: read only.
-func copyColumnData(dst, src *ColumnData) {
-	dst.Nulls = append(dst.Nulls[:0], src.Nulls...)
-	if src.Nulls == nil {
-		dst.Nulls = nil
-	}
-	dst.Bools = append(dst.Bools[:0], src.Bools...)
-	dst.Ints = append(dst.Ints[:0], src.Ints...)
-	dst.Floats = append(dst.Floats[:0], src.Floats...)
-	dst.Strs = append(dst.Strs[:0], src.Strs...)
-	dst.Codes = append(dst.Codes[:0], src.Codes...)
-	dst.Dict = src.Dict
-}
-
 // growCols returns s with n elements, keeping their buffers.
 func growCols(s []ColumnData, n int) []ColumnData {
 	if cap(s) < n {

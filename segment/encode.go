@@ -32,6 +32,22 @@ type ColumnData struct {
 	Dict  []string
 }
 
+// CopyFrom makes d a copy of src in d's own arrays (reused), so that d
+// never aliases src's (a later fill of d overwrites its arrays). The
+// strings' bytes and the dictionary are shared: read only.
+func (d *ColumnData) CopyFrom(src *ColumnData) {
+	d.Nulls = append(d.Nulls[:0], src.Nulls...)
+	if src.Nulls == nil {
+		d.Nulls = nil
+	}
+	d.Bools = append(d.Bools[:0], src.Bools...)
+	d.Ints = append(d.Ints[:0], src.Ints...)
+	d.Floats = append(d.Floats[:0], src.Floats...)
+	d.Strs = append(d.Strs[:0], src.Strs...)
+	d.Codes = append(d.Codes[:0], src.Codes...)
+	d.Dict = src.Dict
+}
+
 // str returns row i of a string column.
 func (c *ColumnData) str(i int) string {
 	if c.Dict != nil {

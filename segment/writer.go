@@ -343,7 +343,7 @@ func (w *Writer) WriteBlock(rows int, data []*ColumnData) error {
 		if data[ci] == nil {
 			return false, nil
 		}
-		copyColumnData(d, data[ci])
+		d.CopyFrom(data[ci])
 		return true, nil
 	}
 	if err := w.BeginBlockFrom(rows, data[w.tsCol], fetch); err != nil {

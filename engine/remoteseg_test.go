@@ -96,6 +96,20 @@ func twoSegmentsWithRemote(t *testing.T) (vfs.FS, *copyingRemote, time.Time, *Op
 	return fs, rem, now, opts, e, s
 }
 
+// evictOldest lists s's oldest local segment in rem and evicts it.
+func evictOldest(t *testing.T, s *Shard, rem *copyingRemote) uint64 {
+	t.Helper()
+	local, _ := s.LocalSegments()
+	id := local[0].ID
+	rem.mu.Lock()
+	rem.listed[id] = true
+	rem.mu.Unlock()
+	if _, err := s.EvictSegment(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // TestEvictSegmentNeedsListing: EvictSegment keeps the local file of a
 // segment the remote does not list, and of one it lists; evicted, the
 // segment answers through the remote, a restart finds it by its stub, and
@@ -226,14 +240,7 @@ func TestSnapshotFetchesEvictedSegments(t *testing.T) {
 	fs, rem, now, opts, e, s := twoSegmentsWithRemote(t)
 	defer e.Close()
 	mixedAges(t, s, now, 200, 10) // in the head: a sealed log file in the snapshot
-	local, _ := s.LocalSegments()
-	evicted := local[0].ID
-	rem.mu.Lock()
-	rem.listed[evicted] = true
-	rem.mu.Unlock()
-	if _, err := s.EvictSegment(context.Background(), evicted); err != nil {
-		t.Fatal(err)
-	}
+	evicted := evictOldest(t, s, rem)
 
 	st, err := e.SnapshotTo("/snap-stub", nil)
 	if err != nil || st.SegmentsFetched != 0 || !fs.Exists(filepath.Join("/snap-stub/sources/src/segments", remoteStubName(evicted))) {
@@ -278,14 +285,7 @@ func TestCompactionGoesOnWithoutTheStore(t *testing.T) {
 	_, rem, now, _, _, s := twoSegmentsWithRemote(t)
 	clock := now
 	s.opts.Now = func() time.Time { return clock }
-	local, _ := s.LocalSegments()
-	evicted := local[0].ID
-	rem.mu.Lock()
-	rem.listed[evicted] = true
-	rem.mu.Unlock()
-	if _, err := s.EvictSegment(context.Background(), evicted); err != nil {
-		t.Fatal(err)
-	}
+	evictOldest(t, s, rem)
 	for i := range 3 {
 		mixedAges(t, s, now, 200+i*100, 100)
 		if err := s.Flush(); err != nil {

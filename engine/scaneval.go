@@ -312,18 +312,7 @@ func searchDerived(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []
 		return nil, false, err
 	}
 	if sel != nil {
-		// Keep the rows asked about (both ascending).
-		kept := found[:0]
-		k := 0
-		for _, r := range sel {
-			for k < len(found) && found[k] < r {
-				k++
-			}
-			if k < len(found) && found[k] == r {
-				kept = append(kept, r)
-			}
-		}
-		found = kept
+		found = keepAsked(found, sel)
 	}
 	if pr.searchExact || len(found) == 0 {
 		return found, true, nil
@@ -395,16 +384,21 @@ func searchHead(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int
 	if sel == nil {
 		return passed, true
 	}
-	// Keep the rows asked about (both ascending).
-	out := passed[:0]
+	return keepAsked(passed, sel), true
+}
+
+// keepAsked keeps the rows of found (ascending) that sel (ascending)
+// asks about, in found's own array.
+func keepAsked(found, sel []int32) []int32 {
+	kept := found[:0]
 	k := 0
 	for _, r := range sel {
-		for k < len(passed) && passed[k] < r {
+		for k < len(found) && found[k] < r {
 			k++
 		}
-		if k < len(passed) && passed[k] == r {
-			out = append(out, r)
+		if k < len(found) && found[k] == r {
+			kept = append(kept, r)
 		}
 	}
-	return out, true
+	return kept
 }

@@ -571,16 +571,7 @@ func (p *chunkPlan) planFromCodes(d *ColumnData, rows int) {
 	slices.Sort(dict)
 	dict = slices.Compact(dict) // a caller's dictionary may repeat values
 	// Stats from the dictionary, not the rows.
-	minS, maxS := dict[0], dict[len(dict)-1]
-	if len(minS) > maxStatLen {
-		minS = minS[:maxStatLen]
-	}
-	p.stats.minS = strings.Clone(minS)
-	p.stats.flags |= statMinStr
-	if len(maxS) <= maxStatLen {
-		p.stats.maxS = strings.Clone(maxS)
-		p.stats.flags |= statMaxStr
-	}
+	p.setStrRange(&strRange{any: true, min: dict[0], max: dict[len(dict)-1]})
 	dictBytes := 0
 	for _, s := range dict {
 		dictBytes += len(s) + 1

@@ -93,6 +93,7 @@ func TestPagesPruned(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				defer sc.Close()
 				var total int64
 				for _, u := range sc.Units() {
 					c, err := u.Count(context.Background())
@@ -170,6 +171,7 @@ func TestLongScansLeaveThePageCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer sc.Close()
 		rows := 0
 		for _, u := range sc.Units() {
 			if err := u.Read(context.Background(), func(b *vec.Batch) error { rows += b.Rows(); return nil }); err != nil {
@@ -252,6 +254,7 @@ func TestLongTokensThroughTheEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer sc.Close()
 			var n int64
 			for _, u := range sc.Units() {
 				c, err := u.Count(context.Background())
@@ -310,6 +313,7 @@ func TestRareMatchScansLeaveThePageCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sc.Close()
 	var got []string
 	for _, u := range sc.Units() {
 		if err := u.Read(context.Background(), func(b *vec.Batch) error {
@@ -372,6 +376,7 @@ func TestScatteredRecordsLeaveThePageCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sc.Close()
 	var msgs []string
 	var refs []int64
 	for _, u := range sc.Units() {

@@ -54,6 +54,7 @@ func TestRecordsWithEmptyObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer sc.Close()
 		var times, refs []int64
 		for _, u := range sc.Units() {
 			if err := u.Read(context.Background(), func(b *vec.Batch) error {

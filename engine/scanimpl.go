@@ -35,6 +35,8 @@ type shardScan struct {
 	// few rows, for the query's later reads of those rows (nil when the
 	// scan selects no record: see newScanMemo).
 	memo *segment.UnitMemo
+	// memoBytes is what memo took of scanMemoFree, given back by Close.
+	memoBytes int64
 }
 
 // A scan without a limit whose pages would take more than a
@@ -101,7 +103,7 @@ func openScan(ctx context.Context, sn *Snapshot, req *scan.Request, name string)
 	if !sc.once {
 		sc.pass = newPassReads()
 	}
-	sc.memo = newScanMemo(req)
+	sc.memo, sc.memoBytes = newScanMemo(req)
 	sc.noteExpiry(ctx)
 	switch req.Order {
 	case scan.Descending:
@@ -195,6 +197,8 @@ func (sc *shardScan) Units() []scan.Unit { return sc.units }
 func (sc *shardScan) Close() error {
 	if sc.memo != nil {
 		sc.memo.Release()
+		sc.memo = nil
+		scanMemoFree.Add(sc.memoBytes)
 	}
 	return nil
 }

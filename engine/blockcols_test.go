@@ -107,8 +107,9 @@ func TestCompactionDecodesEachColumnOncePerBlock(t *testing.T) {
 			if err := got.ReadColumn(b, gc, 0, bi.Rows, &v); err != nil {
 				t.Fatal(err)
 			}
+			wv := columnVector(c.Type, &d, bi.Rows)
 			for r := 0; r < bi.Rows; r++ {
-				if w, g := cellText(c.Type, &d, r), vectorCellText(c.Type, &v, r); w != g {
+				if w, g := vectorCellText(c.Type, wv, r), vectorCellText(c.Type, &v, r); w != g {
 					t.Fatalf("block %d column %s row %d: %q, want %q", b, c.Path, r, g, w)
 				}
 			}
@@ -116,28 +117,7 @@ func TestCompactionDecodesEachColumnOncePerBlock(t *testing.T) {
 	}
 }
 
-// cellText renders row r of column data of type t for comparison.
-func cellText(t segment.ColType, d *segment.ColumnData, r int) string {
-	if d.Nulls != nil && d.Nulls.Get(r) {
-		return "NULL"
-	}
-	switch t {
-	case segment.TypeBool:
-		return fmt.Sprint(d.Bools[r])
-	case segment.TypeInt64, segment.TypeTimestamp:
-		return fmt.Sprint(d.Ints[r])
-	case segment.TypeFloat64:
-		return fmt.Sprint(d.Floats[r])
-	case segment.TypeObject:
-		return "object" // a present object has no value of its own
-	}
-	if d.Dict != nil {
-		return "s:" + d.Dict[d.Codes[r]]
-	}
-	return "s:" + d.Strs[r]
-}
-
-// vectorCellText renders row r of a vector of type t as cellText does.
+// vectorCellText renders row r of a vector of column type t for comparison.
 func vectorCellText(t segment.ColType, v *vec.Vector, r int) string {
 	if v.IsNull(r) {
 		return "NULL"

@@ -179,69 +179,7 @@ func TestDerivedColumnAtATime(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fs := vfs.NewMemFS()
 			fs.MkdirAll("/d")
-			f, _ := fs.Create("/d/s.seg")
-			descs := make([]ColumnDesc, len(order))
-			for i, c := range order {
-				descs[i] = c.desc
-			}
-			w, err := NewWriter(f, descs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			const blockRows = 400
-			for from := 0; from < len(order[0].vals); from += blockRows {
-				to := min(from+blockRows, len(order[0].vals))
-				fill := func(ci int, d *ColumnData) bool {
-					*d = ColumnData{}
-					any := false
-					for i := from; i < to; i++ {
-						v := order[ci].vals[i]
-						if v == nil {
-							if d.Nulls == nil {
-								d.Nulls = vec.NewBitset(to - from)
-							}
-							d.Nulls.Set(i - from)
-						} else {
-							any = true
-						}
-						switch order[ci].desc.Type {
-						case TypeInt64, TypeTimestamp:
-							x, _ := v.(int64)
-							d.Ints = append(d.Ints, x)
-						default:
-							x, _ := v.(string)
-							d.Strs = append(d.Strs, x)
-						}
-					}
-					return any
-				}
-				var ts, cur ColumnData
-				fill(0, &ts)
-				fetch := func(ci int, d *ColumnData) (bool, error) { return fill(ci, d), nil }
-				if err := w.BeginBlockFrom(to-from, &ts, fetch); err != nil {
-					t.Fatal(err)
-				}
-				for ci := range order {
-					d := &cur
-					if !fill(ci, d) {
-						d = nil
-					}
-					if err := w.WriteColumn(ci, d); err != nil {
-						t.Fatal(err)
-					}
-					// The caller reuses its buffer: spoil what the writer saw.
-					for i := range cur.Strs {
-						cur.Strs[i] = "spoiled"
-					}
-				}
-				if err := w.EndBlock(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Finish(); err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
+			writeFetched(t, fs, "/d/s.seg", order, 400, nil)
 			r := openSegment(t, fs, "/d/s.seg")
 			defer r.Close()
 			if n := derivedBlocks(r, r.Column("event_message", TypeString)); n == 0 {
@@ -275,24 +213,7 @@ func TestReadVersion2(t *testing.T) {
 	if err := old.Check(); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := fs.Create("/d/v3.seg")
-	w, err := NewWriter(f, old.Columns(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	colMap := make([]int, len(old.Columns()))
-	for i := range colMap {
-		colMap[i] = i
-	}
-	for b := 0; b < old.NumBlocks(); b++ {
-		if err := w.CopyBlock(old, b, colMap, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	copyAllBlocks(t, fs, old, "/d/v3.seg", nil)
 	r := openSegment(t, fs, "/d/v3.seg")
 	defer r.Close()
 	if r.Version() != FormatV3 || derivedBlocks(r, r.Column("event_message", TypeString)) == 0 {

@@ -9,8 +9,9 @@ import (
 )
 
 // writeFetched writes cols as a segment in blocks of blockRows, a column
-// at a time with a fetcher (as a flush does), and returns the columns
-// the writer fetched to derive text, in order of the calls.
+// at a time with a fetcher (as a flush does, reusing one buffer for every
+// column), and returns the columns the writer fetched to derive text, in
+// order of the calls.
 func writeFetched(t *testing.T, fs vfs.FS, name string, cols []testColumn, blockRows int, opts *WriterOptions) []int {
 	t.Helper()
 	f, err := fs.Create(name)
@@ -68,6 +69,10 @@ func writeFetched(t *testing.T, fs vfs.FS, name string, cols []testColumn, block
 			}
 			if err := w.WriteColumn(ci, d); err != nil {
 				t.Fatal(err)
+			}
+			// The caller reuses its buffer: spoil what the writer saw.
+			for i := range cur.Strs {
+				cur.Strs[i] = "spoiled"
 			}
 		}
 		if err := w.EndBlock(); err != nil {

@@ -136,27 +136,7 @@ func TestCopyBlockRewritesOldVersion(t *testing.T) {
 	defer old.Close()
 	fs := vfs.NewMemFS()
 	fs.MkdirAll("/d")
-	f, err := fs.Create("/d/new.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWriter(f, old.Columns(), &WriterOptions{PageBytes: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	colMap := make([]int, len(old.Columns()))
-	for i := range colMap {
-		colMap[i] = i
-	}
-	for b := 0; b < old.NumBlocks(); b++ {
-		if err := w.CopyBlock(old, b, colMap, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	copyAllBlocks(t, fs, old, "/d/new.seg", &WriterOptions{PageBytes: 4096})
 	r := openSegment(t, fs, "/d/new.seg")
 	defer r.Close()
 	if r.Version() != FormatLatest {
@@ -176,7 +156,7 @@ func TestCopyBlockRewritesOldVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w2.CopyBlock(r, 1, colMap, false); err != nil {
+	if err := w2.CopyBlock(r, 1, identityMap(len(r.Columns())), false); err != nil {
 		t.Fatal(err)
 	}
 	if err := w2.Finish(); err != nil {
@@ -407,4 +387,37 @@ func TestColumnBytesCountEveryUnit(t *testing.T) {
 	if total != r.footOff {
 		t.Fatalf("header, columns and sections take %d bytes, the footer starts at %d", total, r.footOff)
 	}
+}
+
+// copyAllBlocks writes every block of old, as they are, into a new
+// segment at name (what compaction's block copy does).
+func copyAllBlocks(t *testing.T, fs vfs.FS, old *Reader, name string, opts *WriterOptions) {
+	t.Helper()
+	f, err := fs.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWriter(f, old.Columns(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	colMap := identityMap(len(old.Columns()))
+	for b := 0; b < old.NumBlocks(); b++ {
+		if err := w.CopyBlock(old, b, colMap, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// identityMap maps each of n columns to itself (CopyBlock's colMap).
+func identityMap(n int) []int {
+	m := make([]int, n)
+	for i := range m {
+		m[i] = i
+	}
+	return m
 }

@@ -175,22 +175,10 @@ func TestQueryNodeAnswersFromStoreAndIngestNodes(t *testing.T) {
 	a.append(t, 250, 25, false) // head
 	b.append(t, 150, 10, false) // head
 
-	cache, err := objstore.OpenCache(store, objstore.CacheOptions{FS: fs, Dir: "/q/cache"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
 	// Every snapshot revalidates the manifest: the readers kept open
 	// follow the store's latest version (checked below).
-	qs, err := NewQuerySource(QueryOptions{Store: store, Cache: cache, IngestNodes: []string{a.srv.URL, b.srv.URL}, ClusterKey: "secret", ManifestMaxAge: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := engine.Open("/q/data", &engine.Options{FS: fs, DisableBackground: true, External: qs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	qs, q := newQueryNode(t, store, fs, "/q", objstore.CacheOptions{}, QueryOptions{ManifestMaxAge: -1}, a, b)
+	cache := qs.opts.Cache
 	ids, warnings := queryAll(t, q)
 	if len(ids) != 275+160 || len(warnings) != 0 {
 		t.Fatalf("query node sees %d events (want 435), warnings %v", len(ids), warnings)
@@ -315,22 +303,7 @@ func TestUnsealedAnswersShared(t *testing.T) {
 	b.drain(t)
 	a.append(t, 100, 30, false) // heads
 	b.append(t, 50, 20, false)
-	cache, err := objstore.OpenCache(store, objstore.CacheOptions{FS: fs, Dir: "/q/cache"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
-	qs, err := NewQuerySource(QueryOptions{Store: store, Cache: cache, IngestNodes: []string{a.srv.URL, b.srv.URL},
-		ClusterKey: "secret", ManifestMaxAge: -1, UnsealedMaxAge: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer qs.Close()
-	q, err := engine.Open("/q/data", &engine.Options{FS: fs, DisableBackground: true, External: qs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	qs, q := newQueryNode(t, store, fs, "/q", objstore.CacheOptions{}, QueryOptions{ManifestMaxAge: -1, UnsealedMaxAge: time.Hour}, a, b)
 	for range 3 {
 		if ids, warnings := queryAll(t, q); len(ids) != 200 || len(warnings) != 0 {
 			t.Fatalf("%d events (want 200), warnings %v", len(ids), warnings)

@@ -46,12 +46,10 @@ func (c *unsealedCache) get(ctx context.Context, key unsealedKey, ask func() (*U
 	if c.items == nil {
 		c.items = map[unsealedKey]*unsealedItem{}
 	}
-	for k, it := range c.items {
-		if done(it.ready) && now.Sub(it.asked) >= c.maxAge {
-			delete(c.items, k)
-		}
-	}
 	it := c.items[key]
+	if it != nil && done(it.ready) && now.Sub(it.asked) >= c.maxAge {
+		it = nil // too old: ask again (forget drops old answers of other keys)
+	}
 	if it == nil {
 		it = &unsealedItem{ready: make(chan struct{}), asked: now}
 		c.items[key] = it

@@ -231,7 +231,9 @@ type Writer struct {
 
 	scratch []byte
 	comp    []byte
-	err     error
+	// packScratch holds a page of packed codes (writeCodePage).
+	packScratch []byte
+	err         error
 
 	hist    []byte        // the history of the chunk being written
 	histEnc *zstd.Encoder // compresses against hist
@@ -311,7 +313,6 @@ func (w *Writer) writeUnitWith(payload []byte, compress bool, enc, histEnc *zstd
 // writeUnitSaving is writeUnitWith storing the payload compressed only
 // when that saves at least 1/minSaving of its bytes.
 func (w *Writer) writeUnitSaving(payload []byte, compress bool, enc, histEnc *zstd.Encoder, minSaving int) (int64, int64) {
-	off := w.off
 	codec := byte(codecRaw)
 	body := payload
 	if compress && len(payload) > 64 {
@@ -326,6 +327,12 @@ func (w *Writer) writeUnitSaving(payload []byte, compress bool, enc, histEnc *zs
 			codec, body = zc, w.comp
 		}
 	}
+	return w.putUnit(body, codec)
+}
+
+// putUnit writes body as a unit of the codec it is stored in.
+func (w *Writer) putUnit(body []byte, codec byte) (int64, int64) {
+	off := w.off
 	crc := crc32.Update(0, castagnoli, body)
 	crc = crc32.Update(crc, castagnoli, []byte{codec})
 	w.write(body)
@@ -480,7 +487,12 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 		size += p.rowCost(d, r)
 		if ((size >= w.opts.PageBytes || r+1-from >= pageRows) && r+1-from >= minPageRows) || r == rows-1 {
 			w.scratch = p.appendPage(w.scratch[:0], t, d, from, r+1)
-			off, ln := w.writeUnitSaving(w.scratch, true, pageEnc, histEnc, p.pageMinSaving())
+			var off, ln int64
+			if p.enc == encDict {
+				off, ln = w.writeCodePage(p, d, from, r+1, w.scratch, pageEnc)
+			} else {
+				off, ln = w.writeUnitSaving(w.scratch, true, pageEnc, histEnc, p.pageMinSaving())
+			}
 			pm := pageMeta{firstRow: from, rows: r + 1 - from, off: off, len: ln, present: -1}
 			if pageStatsOn {
 				pageStats(t, p, d, from, r+1, &pm)

@@ -233,7 +233,10 @@ type Writer struct {
 	comp    []byte
 	// packScratch holds a page of packed codes (writeCodePage).
 	packScratch []byte
-	err         error
+	// same keeps the block's dictionary chunks, to store a copy of one
+	// once (samecols.go).
+	same sameChunks
+	err  error
 
 	hist    []byte        // the history of the chunk being written
 	histEnc *zstd.Encoder // compresses against hist
@@ -402,6 +405,7 @@ func (w *Writer) BeginBlockFrom(rows int, ts *ColumnData, fetch ColumnFetcher) e
 	w.curCols = make([]bool, len(w.cols))
 	w.fetch = fetch
 	w.derive.beginBlock(len(w.cols))
+	w.same.reset()
 	return nil
 }
 
@@ -458,6 +462,15 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 	if p.derived != nil {
 		cm.derived = p.derived.table
 	}
+	sameable := p.enc == encDict && t == TypeString && w.version >= FormatV4
+	if sameable {
+		if same, ok := w.same.find(p, d, rows); ok {
+			// A copy of a column written before in the block: its units.
+			same.col = ci
+			bm.chunks = append(bm.chunks, same)
+			return w.err
+		}
+	}
 	if p.enc == encDict {
 		cm.dictEntries = len(p.dictStrs) + len(p.dictInts)
 		w.writeDict(p, &cm)
@@ -500,6 +513,9 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 			cm.addPage(pm)
 			from, size = r+1, 0
 		}
+	}
+	if sameable && w.err == nil {
+		w.same.add(cm, p, d, rows)
 	}
 	bm.chunks = append(bm.chunks, cm)
 	return w.err
@@ -812,6 +828,18 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 		w.write(raw)
 		return noff, w.off - noff, w.err
 	}
+	// Chunks of a block may share units (samecols.go): each is copied once.
+	copied := map[int64]pageUnit{}
+	copyOnce := func(off, ln int64, section string) (int64, int64, error) {
+		if u, ok := copied[off]; ok {
+			return u.off, u.len, nil
+		}
+		noff, nln, err := copyUnit(off, ln, section)
+		if err == nil {
+			copied[off] = pageUnit{off: noff, len: nln}
+		}
+		return noff, nln, err
+	}
 	for _, c := range src.chunks {
 		nc := c
 		nc.col = colMap[c.col]
@@ -837,7 +865,7 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 		}
 		nc.dict = make([]dictPageMeta, len(c.dict))
 		for i, d := range c.dict {
-			off, ln, err := copyUnit(d.off, d.len, "dictionary")
+			off, ln, err := copyOnce(d.off, d.len, "dictionary")
 			if err != nil {
 				return err
 			}
@@ -847,7 +875,7 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 		nc.ranges = slices.Clone(c.ranges)
 		nc.units = make([]pageUnit, len(c.units))
 		for i, u := range c.units {
-			off, ln, err := copyUnit(u.off, u.len, "page")
+			off, ln, err := copyOnce(u.off, u.len, "page")
 			if err != nil {
 				return err
 			}

@@ -39,8 +39,10 @@ const packedMaxExtra = 8
 // against ~0.3 us for a raw page. Measured with BenchmarkReadRecord (55
 // columns of platform events at level 3): slack 0: 653 us a record at
 // 66.03 bytes a row; 64: 660 us, 66.07; 128: 599 us, 67.19; 192: 567
-// us, 68.05; 256: 570 us, 68.71 (version 3: 698 us, 67.37).
-const packedSlackBytes = 128
+// us, 68.05; 256: 570 us, 68.71 (version 3: 698 us, 67.37). With
+// copies of columns stored once (samecols.go), 128 against 256: 656 ->
+// 613 us, 63.81 -> 65.16 bytes a row.
+const packedSlackBytes = 256
 
 // packedBits returns the bits a code of a dictionary of n entries takes.
 func packedBits(n int) int {

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -157,7 +158,7 @@ func TestPackedCodeReads(t *testing.T) {
 		if _, err := parsePage(page, rows, FormatV3); err == nil {
 			t.Fatalf("b=%d: a packed page reads in version 3", b)
 		}
-		c := &chunkMeta{enc: encDict, dictEntries: 1 << 32}
+		c := &chunkMeta{enc: encDict, dictEntries: math.MaxInt}
 		var v vec.Vector
 		codesVector(&v, rows)
 		out := pageOut{dst: &v}
@@ -241,7 +242,7 @@ func FuzzPackedCodes(f *testing.F) {
 		var v vec.Vector
 		codesVector(&v, len(codes))
 		out := pageOut{dst: &v}
-		wide := &chunkMeta{enc: encDict, dictEntries: 1 << 33}
+		wide := &chunkMeta{enc: encDict, dictEntries: math.MaxInt}
 		if err := decodePage(&pv, TypeString, wide, rowSel{lo: 0, hi: len(codes)}, &out); err != nil {
 			t.Fatal(err)
 		}

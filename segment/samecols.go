@@ -152,3 +152,26 @@ func (s *sameChunks) add(cm chunkMeta, p *chunkPlan, d *ColumnData, rows int) {
 		}
 	}
 }
+
+// FirstUnit returns where the first data page of column col in block b
+// lies (ok false: the column has no value in the block). Two columns with
+// the same first unit may be one chunk stored once (SameUnits tells).
+func (r *Reader) FirstUnit(b, col int) (off int64, ok bool) {
+	c := r.chunk(b, col)
+	if c == nil || len(c.units) == 0 {
+		return 0, false
+	}
+	return c.units[0].off, true
+}
+
+// SameUnits reports whether columns a and c of block b are one chunk
+// stored once: the same type, encoding, dictionary pages and data pages.
+// Reading either gives the same values; a record reader reads one.
+func (r *Reader) SameUnits(b, a, c int) bool {
+	ca, cc := r.chunk(b, a), r.chunk(b, c)
+	if ca == nil || cc == nil || r.ft.cols[a].Type != r.ft.cols[c].Type || ca.enc != cc.enc || ca.width != cc.width ||
+		ca.derived != nil || cc.derived != nil || ca.histOff != cc.histOff || ca.dictEntries != cc.dictEntries {
+		return false
+	}
+	return slices.Equal(ca.units, cc.units) && slices.Equal(ca.ranges, cc.ranges) && slices.Equal(ca.dict, cc.dict)
+}

@@ -83,6 +83,12 @@ func TestSameColumnsStoredOnce(t *testing.T) {
 		if sameUnits(r, blk, col("ip"), col(differs)) || !sameUnits(r, blk, col("ip"), col(same)) {
 			t.Fatalf("block %d: %s shares the units of ip, or %s does not", blk, differs, same)
 		}
+		fa, _ := r.FirstUnit(blk, col("ip"))
+		fb, _ := r.FirstUnit(blk, col("ip_again"))
+		if fa != fb || !r.SameUnits(blk, col("ip"), col("ip_again")) || r.SameUnits(blk, col("ip"), col(differs)) ||
+			r.SameUnits(blk, col("ip"), col("country")) {
+			t.Fatalf("block %d: FirstUnit %d and %d, or SameUnits wrong", blk, fa, fb)
+		}
 		if sameUnits(old, blk, col("ip"), col("ip_again")) {
 			t.Fatalf("block %d: version 3 shares units", blk)
 		}

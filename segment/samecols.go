@@ -3,7 +3,7 @@ package segment
 import (
 	"encoding/binary"
 	"slices"
-	"strings"
+	"sync"
 )
 
 // Identical columns stored once (format version 4). Platform events carry
@@ -39,6 +39,19 @@ type sameChunk struct {
 	text  []byte // the dictionary's bytes, which dict's strings are cut from
 	nulls []byte // bit r set: row r has a value
 	codes []byte // the codes of the rows with a value, width bytes each
+}
+
+// sameChunksPool keeps the buffers of finished writers' sameChunks: every
+// flush and compaction writes blocks, each keeping up to
+// sameChunksBudget.
+var sameChunksPool = sync.Pool{New: func() any { return new(sameChunks) }}
+
+func getSameChunks() *sameChunks { return sameChunksPool.Get().(*sameChunks) }
+
+// putSameChunks gives s back, emptied, for another writer.
+func putSameChunks(s *sameChunks) {
+	s.reset()
+	sameChunksPool.Put(s)
 }
 
 // reset forgets the chunks of the previous block (their buffers stay
@@ -125,9 +138,10 @@ func (s *sameChunks) add(cm chunkMeta, p *chunkPlan, d *ColumnData, rows int) {
 	for _, e := range p.dictStrs {
 		c.text = append(c.text, e...)
 	}
-	// The strings are cut from one copy of the entries: p's may point into
-	// d, which the caller reuses for the next column.
-	all := strings.Clone(unsafeString(c.text))
+	// The strings are cut from c's own copy of the entries (p's may point
+	// into d, which the caller reuses for the next column); c.text is
+	// written again only once c is reset, when nothing compares with them.
+	all := unsafeString(c.text)
 	c.dict = c.dict[:0]
 	pos := 0
 	for _, e := range p.dictStrs {

@@ -234,8 +234,8 @@ type Writer struct {
 	// packScratch holds a page of packed codes (writeCodePage).
 	packScratch []byte
 	// same keeps the block's dictionary chunks, to store a copy of one
-	// once (samecols.go).
-	same sameChunks
+	// once (samecols.go); from a pool, given back by Finish.
+	same *sameChunks
 	err  error
 
 	hist    []byte        // the history of the chunk being written
@@ -405,7 +405,9 @@ func (w *Writer) BeginBlockFrom(rows int, ts *ColumnData, fetch ColumnFetcher) e
 	w.curCols = make([]bool, len(w.cols))
 	w.fetch = fetch
 	w.derive.beginBlock(len(w.cols))
-	w.same.reset()
+	if w.same != nil {
+		w.same.reset()
+	}
 	return nil
 }
 
@@ -464,6 +466,9 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 	}
 	sameable := p.enc == encDict && t == TypeString && w.version >= FormatV4
 	if sameable {
+		if w.same == nil {
+			w.same = getSameChunks()
+		}
 		if same, ok := w.same.find(p, d, rows); ok {
 			// A copy of a column written before in the block: its units.
 			same.col = ci
@@ -735,6 +740,10 @@ func (w *Writer) Finish() error {
 	}
 	if len(w.blocks) == 0 {
 		return errors.New("segment: no blocks")
+	}
+	if w.same != nil {
+		putSameChunks(w.same)
+		w.same = nil
 	}
 	footer := w.encodeFooter()
 	off, ln := w.writeUnit(footer, true)

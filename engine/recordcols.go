@@ -57,8 +57,15 @@ func readRecordColumns(cr colReader, cols []colRef, objects []objectCol, rows []
 	for _, o := range objects {
 		isObject[o.at] = true
 	}
+	copyOf := sameColumns(cr, cols, isObject)
 	for k, c := range cols {
 		if isObject[k] {
+			continue
+		}
+		if copyOf != nil && copyOf[k] >= 0 {
+			// The same chunk as an earlier column's: its values, which
+			// nothing writes to once read.
+			vecs[k] = vecs[copyOf[k]]
 			continue
 		}
 		if err := cr.read(c, 0, 0, rows, &vecs[k]); err != nil {
@@ -75,6 +82,46 @@ func readRecordColumns(cr colReader, cols []colRef, objects []objectCol, rows []
 		}
 	}
 	return nil
+}
+
+// sameColumns returns, for a segment block whose chunks of some columns
+// are one chunk stored once (segment.Reader.SameUnits: the client address
+// as cf_connecting_ip and x_real_ip), the index in cols of the earlier
+// column each such column copies (-1 for the others), or nil when there
+// is none: reading the chunk once saves its pages' decoding, its
+// dictionary entries' lookups and its vector.
+func sameColumns(cr colReader, cols []colRef, isObject []bool) []int {
+	br, ok := cr.(*blockReader)
+	if !ok {
+		return nil
+	}
+	var copyOf []int
+	first := make(map[int64]int, len(cols))
+	for k, c := range cols {
+		if isObject[k] {
+			continue
+		}
+		off, ok := br.r.FirstUnit(br.b, c.idx)
+		if !ok {
+			continue
+		}
+		j, seen := first[off]
+		if !seen {
+			first[off] = k
+			continue
+		}
+		if !br.r.SameUnits(br.b, cols[j].idx, c.idx) {
+			continue
+		}
+		if copyOf == nil {
+			copyOf = make([]int, len(cols))
+			for i := range copyOf {
+				copyOf[i] = -1
+			}
+		}
+		copyOf[k] = j
+	}
+	return copyOf
 }
 
 // someRowBare reports whether some row of n has no value in any of the

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/internal/vfs"
+	"github.com/sediment/sediment/segment"
 	"github.com/sediment/sediment/sql/scan"
 )
 
@@ -95,4 +97,102 @@ func TestRecordsWithEmptyObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("segment")
+}
+
+// TestRecordsWithCopiedColumns: records whose metadata holds a value
+// twice under two names (the client address as cf_connecting_ip and
+// x_real_ip, absent from some events) read back whole from the head and
+// from a segment, where the two columns are one chunk stored once and a
+// record read reads it once (sameColumns maps the copy to the first).
+func TestRecordsWithCopiedColumns(t *testing.T) {
+	obj := event.ObjectValue
+	str := event.StringValue
+	m := event.Member
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, err := e.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	want := map[int64]string{}
+	for i := 0; i < 300; i++ {
+		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
+		headers := obj(m("accept", str("*/*")))
+		if i%7 != 3 {
+			ip := str(fmt.Sprintf("client %d", i%6)) // few: a dictionary
+			headers = obj(m("accept", str("*/*")), m("cf_connecting_ip", ip), m("x_real_ip", ip))
+		}
+		meta := obj(m("request", obj(m("headers", headers))))
+		ev.Fields = obj(m("metadata", meta))
+		evs = append(evs, ev)
+		want[ev.Timestamp] = string(appendBQJSON(nil, &meta, true))
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	sn := s.Snapshot()
+	defer sn.Release()
+	shared := 0
+	for _, p := range sn.partList() {
+		if p.seg == nil {
+			continue
+		}
+		rd := p.seg.r
+		a := rd.Column("metadata.request.headers.cf_connecting_ip", segment.TypeString)
+		b := rd.Column("metadata.request.headers.x_real_ip", segment.TypeString)
+		cols := []colRef{{path: "a", typ: segment.TypeString, idx: a}, {path: "b", typ: segment.TypeString, idx: b}}
+		for blk := 0; blk < rd.NumBlocks(); blk++ {
+			if copyOf := sameColumns(&blockReader{r: rd, b: blk}, cols, make([]bool, 2)); copyOf != nil && copyOf[1] == 0 {
+				shared++
+			}
+		}
+	}
+	if shared == 0 {
+		t.Fatal("no block stores the two address columns once")
+	}
+	req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime,
+		Columns: []scan.Column{{Path: "timestamp", Type: vec.Timestamp}, {Path: "metadata", Kind: scan.Record}}}
+	sc, err := sn.Table("src").Open(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	var times, refs []int64
+	for _, u := range sc.Units() {
+		if err := u.Read(context.Background(), func(b *vec.Batch) error {
+			b.ForEach(func(i int) {
+				times = append(times, b.Cols[0].Ints[i])
+				refs = append(refs, b.Cols[1].Ints[i])
+			})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(refs) != len(evs) {
+		t.Fatalf("%d rows, want %d", len(refs), len(evs))
+	}
+	for k := 0; k < len(refs); k += 13 {
+		got := make([]string, 1)
+		if err := sc.Materialize(context.Background(), "metadata", true, refs[k:k+1], got); err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != want[times[k]] {
+			t.Fatalf("record at %d: %s, want %s", times[k], got[0], want[times[k]])
+		}
+	}
+	all := make([]string, len(refs))
+	if err := sc.Materialize(context.Background(), "metadata", true, refs, all); err != nil {
+		t.Fatal(err)
+	}
+	for k := range refs {
+		if all[k] != want[times[k]] {
+			t.Fatalf("record at %d read with the others: %s, want %s", times[k], all[k], want[times[k]])
+		}
+	}
 }

@@ -143,7 +143,7 @@ func TestDerivedRoundTrip(t *testing.T) {
 	defer r.Close()
 	old := openSegment(t, fs, "/d/v2.seg")
 	defer old.Close()
-	if r.Version() != FormatV3 {
+	if r.Version() != FormatLatest {
 		t.Fatalf("version %d", r.Version())
 	}
 	msg := r.Column("event_message", TypeString)
@@ -192,7 +192,7 @@ func TestDerivedColumnAtATime(t *testing.T) {
 
 // TestReadVersion2: testdata/v2.seg, written by the version 2 writer,
 // reads back every value; compaction's block copy writes its blocks again
-// as version 3, the message as templates, values unchanged.
+// in the latest version, the message as templates, values unchanged.
 func TestReadVersion2(t *testing.T) {
 	data, err := os.ReadFile("testdata/v2.seg")
 	if err != nil {
@@ -216,7 +216,7 @@ func TestReadVersion2(t *testing.T) {
 	copyAllBlocks(t, fs, old, "/d/v3.seg", nil)
 	r := openSegment(t, fs, "/d/v3.seg")
 	defer r.Close()
-	if r.Version() != FormatV3 || derivedBlocks(r, r.Column("event_message", TypeString)) == 0 {
+	if r.Version() != FormatLatest || derivedBlocks(r, r.Column("event_message", TypeString)) == 0 {
 		t.Fatalf("version %d, message not derived", r.Version())
 	}
 	checkAllValues(t, r, cols)
@@ -266,7 +266,7 @@ func FuzzDerived(f *testing.F) {
 			refs[1].Nulls = vec.NewBitset(rows)
 			refs[1].Nulls.Set(rows / 2)
 		}
-		if pv, err := parsePage(in, rows); err == nil {
+		if pv, err := parsePage(in, rows, FormatLatest); err == nil {
 			var dst vec.Vector
 			prepare(&dst, vec.String, rows, false)
 			var ends []uint32

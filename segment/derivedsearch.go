@@ -175,9 +175,12 @@ func (r *Reader) searchDerivedPage(c *chunkMeta, pm *pageMeta, lo, hi, from int,
 	if pooled {
 		defer putBuf(body)
 	}
-	pv, err := parsePage(body, pm.rows)
+	pv, err := parsePage(body, pm.rows, r.version)
 	if err != nil {
 		return found, assemble, err
+	}
+	if pv.packed {
+		return found, assemble, errors.New("packed values in a derived page")
 	}
 	if pv.present > len(pv.vals) {
 		return found, assemble, errShort

@@ -80,6 +80,9 @@ func (p *chunkPlan) appendDict(dst []byte) []byte {
 // as the entries' values (ints from the whole dictionary, or single
 // entries through out.look).
 func decodeDictCodes(pv *pageView, t ColType, c *chunkMeta, sel rowSel, out *pageOut) error {
+	if pv.packed {
+		return decodePackedCodes(pv, t, c, sel, out)
+	}
 	w := int(c.width)
 	vals := pv.vals
 	if len(vals) < w*pv.present {

@@ -55,7 +55,9 @@
 //	encDelta     int64/timestamp: zigzag uvarint of each value minus the
 //	             previous one (the first minus zero)
 //	encDict      uint codes of codeWidth (1, 2 or 4) bytes LE into the
-//	             chunk's dictionary
+//	             chunk's dictionary; (v4) in a page whose validity byte
+//	             has validPacked: a u8 bit count b, then the codes in b
+//	             bits each, LSB first
 //	encBits      bool: one bit per present value, LSB first
 //	encBytes     string/array: uvarint length of each value, then all the
 //	             value bytes concatenated
@@ -123,8 +125,13 @@ const (
 	FormatV2 = 2
 	// FormatV3 adds encDerived: a text column stored as templates over
 	// other columns of the same rows.
-	FormatV3           = 3
-	FormatLatest       = FormatV3
+	FormatV3 = 3
+	// FormatV4 adds bit-packed dictionary codes: a data page of an
+	// encDict chunk may hold its codes in as many bits as the dictionary
+	// needs, stored raw (validPacked), so that a read of one row neither
+	// decompresses the page nor widens the codes to bytes.
+	FormatV4           = 4
+	FormatLatest       = FormatV4
 	FormatMinSupported = FormatV1
 
 	headerSize  = 8
@@ -197,10 +204,13 @@ const (
 	encDerived Encoding = 10 // FormatV3
 )
 
-// Validity kinds at the start of a page.
+// Validity kinds at the start of a page. In version 4, a page of an
+// encDict chunk may set validPacked in the same byte: its values are
+// bit-packed codes (packedcodes.go), not codes of the chunk's width.
 const (
 	validAll    = 0
 	validBitmap = 1
+	validPacked = 0x80
 )
 
 // Limits checked when decoding, so that a corrupt or hostile file cannot

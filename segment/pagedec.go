@@ -38,15 +38,24 @@ type pageView struct {
 	bitmap  []byte // nil: every row has a value
 	present int
 	vals    []byte
+	// packed: the validity byte had validPacked (version 4): vals are
+	// bit-packed dictionary codes.
+	packed bool
 }
 
-func parsePage(body []byte, rows int) (pageView, error) {
+// parsePage splits a data page of a file of the given format version.
+func parsePage(body []byte, rows int, version uint8) (pageView, error) {
 	pv := pageView{rows: rows, present: rows}
 	if len(body) < 1 {
 		return pv, errShort
 	}
 	rest := body[1:]
-	switch body[0] {
+	kind := body[0]
+	if kind&validPacked != 0 && version >= FormatV4 {
+		pv.packed = true
+		kind &^= validPacked
+	}
+	switch kind {
 	case validAll:
 	case validBitmap:
 		nb := (rows + 7) / 8
@@ -146,6 +155,9 @@ func (o *pageOut) reserve(n int) {
 func decodePage(pv *pageView, t ColType, c *chunkMeta, sel rowSel, out *pageOut) error {
 	if sel.n() == 0 {
 		return nil
+	}
+	if pv.packed && c.enc != encDict {
+		return fmt.Errorf("packed values in a page of encoding %d", c.enc)
 	}
 	switch c.enc {
 	case encNone:

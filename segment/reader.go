@@ -663,7 +663,7 @@ func (r *Reader) decodeFrom(b, col int, c *chunkMeta, p *pageMeta, sel rowSel, o
 			return err
 		}
 		var pv pageView
-		if pv, err = parsePage(body, p.rows); err == nil {
+		if pv, err = parsePage(body, p.rows, r.version); err == nil {
 			err = decodePage(&pv, r.ft.cols[col].Type, c, sel, out)
 		}
 		if pooled {

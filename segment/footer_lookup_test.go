@@ -128,3 +128,20 @@ func renderFooterLookups(r *Reader) string {
 	}
 	return sb.String()
 }
+
+// chunkPageRanges returns a chunk's pages as ChunkInfo lists them.
+func chunkPageRanges(ci ChunkInfo) []PageRange { return pageRanges(ci.Pages) }
+
+// timePageRanges returns block b's timestamp pages as TimePages lists them.
+func timePageRanges(r *Reader, b int) []PageRange { return pageRanges(r.TimePages(b)) }
+
+// chunkPageCount returns how many pages the footer lists for chunk c.
+func chunkPageCount(c *chunkMeta) int { return c.pages.Len() }
+
+func pageRanges(l PageList) []PageRange {
+	var out []PageRange
+	for i := range l.Len() {
+		out = append(out, l.At(i))
+	}
+	return out
+}

@@ -14,10 +14,13 @@ import (
 // BenchmarkFooterMemory measures what the footers of open segments hold in
 // memory: the segments of SEDIMENT_BENCH_EVENTS edge events (default 1M;
 // ordered by project, flushed every 100,000 events and compacted, as
-// loadedShard builds them) are opened together and the live heap they
-// add is reported per million events stored (footer-MB/Mevent), per
-// segment, and against the footers' encoded size on disk (x-encoded).
-// Every op opens all of them; B/op and allocs/op are those of the opens.
+// loadedShard builds them) are opened together, each footerOpens times
+// (as that many segments of the same shape would be: the shared zstd
+// decoder keeps some of its last outputs, which must not count as a
+// segment's), and the live heap one opening of all of them adds is
+// reported per million events stored (footer-MiB/Mevent), per segment,
+// and against the footers' encoded size on disk (x-encoded). Every op
+// opens all of them once; B/op and allocs/op are those of the opens.
 //
 //	SEDIMENT_BENCH_EVENTS=1000000 go test ./engine -run '^$' -bench FooterMemory -count 1
 func BenchmarkFooterMemory(b *testing.B) {

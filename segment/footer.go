@@ -7,8 +7,8 @@ import (
 )
 
 // pageMeta is one page of a chunk, as the writer records it and the
-// reader passes it around; a chunk keeps its pages split into ranges and
-// units (see chunkMeta).
+// reader passes it around; a chunk keeps its pages in its block's page
+// directory (pagedir.go) and gives one back with page(i).
 type pageMeta struct {
 	firstRow, rows int   // relative to the block
 	off, len       int64 // unit position, trailer included

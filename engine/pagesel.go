@@ -37,7 +37,7 @@ func prunePages(r *segment.Reader, b int, c colRef, pr *pred, lo, hi int, sel []
 		return nil, true, nil
 	}
 	ci, ok := r.Chunk(b, c.idx)
-	if !ok || len(ci.Pages) < 2 {
+	if !ok || ci.Pages.Len() < 2 {
 		return nil, true, nil // no chunk: blockMayMatch decided; one page: nothing to skip
 	}
 	var codes []int64 // the codes of the accepted strings, ascending
@@ -66,9 +66,9 @@ func prunePages(r *segment.Reader, b int, c colRef, pr *pred, lo, hi int, sel []
 		return rangeMayMatch(pr, p.MinInt, p.MaxInt)
 	}
 	ruledOut := false
-	for i := range ci.Pages {
-		p := &ci.Pages[i]
-		if p.FirstRow+p.Rows > lo && p.FirstRow < hi && !mayMatch(p) {
+	for i := range ci.Pages.Len() {
+		p := ci.Pages.At(i)
+		if p.FirstRow+p.Rows > lo && p.FirstRow < hi && !mayMatch(&p) {
 			ruledOut = true
 			break
 		}
@@ -80,19 +80,21 @@ func prunePages(r *segment.Reader, b int, c colRef, pr *pred, lo, hi int, sel []
 	if sel != nil {
 		pi := 0
 		for _, row := range sel {
-			for pi < len(ci.Pages) && ci.Pages[pi].FirstRow+ci.Pages[pi].Rows <= int(row) {
+			for pi < ci.Pages.Len() && pageEnd(ci.Pages, pi) <= int(row) {
 				pi++
 			}
-			if pi < len(ci.Pages) && mayMatch(&ci.Pages[pi]) {
-				kept = append(kept, row)
+			if pi < ci.Pages.Len() {
+				if p := ci.Pages.At(pi); mayMatch(&p) {
+					kept = append(kept, row)
+				}
 			}
 		}
 		return kept, false, nil
 	}
-	for i := range ci.Pages {
-		p := &ci.Pages[i]
+	for i := range ci.Pages.Len() {
+		p := ci.Pages.At(i)
 		a, z := max(lo, p.FirstRow), min(hi, p.FirstRow+p.Rows)
-		if a >= z || !mayMatch(p) {
+		if a >= z || !mayMatch(&p) {
 			continue
 		}
 		for row := a; row < z; row++ {
@@ -120,4 +122,10 @@ func matchingCodes(dict []string, pr *pred) []int64 {
 	}
 	sort.Slice(codes, func(i, j int) bool { return codes[i] < codes[j] })
 	return codes
+}
+
+// pageEnd returns the block-relative row past page i of l.
+func pageEnd(l segment.PageList, i int) int {
+	_, end := l.Span(i)
+	return end
 }

@@ -257,15 +257,16 @@ func searchPages(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []in
 		return nil, false, nil
 	}
 	ci, ok := br.r.Chunk(br.b, cols[0].idx)
-	if !ok || ci.Derived || len(ci.Pages) < 2 {
+	if !ok || ci.Derived || ci.Pages.Len() < 2 {
 		return nil, false, nil
 	}
 	// Not nil when nothing passes: a nil selection means every row.
 	passed := make([]int32, 0, (z-a)/16+8)
 	k := 0 // sel[:k] lie before the page
 	var pageSel []int32
-	for _, pg := range ci.Pages {
-		pa, pz := max(a, pg.FirstRow), min(z, pg.FirstRow+pg.Rows)
+	for pi := range ci.Pages.Len() {
+		first, end := ci.Pages.Span(pi)
+		pa, pz := max(a, first), min(z, end)
 		if pa >= pz {
 			continue
 		}

@@ -70,14 +70,14 @@ func (p *passReads) add(r *segment.Reader, b, col, a, z int, rows []int32) bool 
 		return true
 	}
 	ci, ok := r.Chunk(b, col)
-	if !ok || len(ci.Pages) == 0 {
+	if !ok || ci.Pages.Len() == 0 {
 		return false
 	}
 	// The pages the read touches, at the chunk's mean stored page size.
 	pages := 0
 	if rows == nil {
-		for _, pg := range ci.Pages {
-			if pg.FirstRow < z && pg.FirstRow+pg.Rows > a {
+		for pi := range ci.Pages.Len() {
+			if first, end := ci.Pages.Span(pi); first < z && end > a {
 				pages++
 			}
 		}
@@ -85,11 +85,11 @@ func (p *passReads) add(r *segment.Reader, b, col, a, z int, rows []int32) bool 
 		pi := 0
 		for i, row := range rows {
 			if i > 0 && row < rows[i-1] {
-				pages = len(ci.Pages) // not ascending: count them all
+				pages = ci.Pages.Len() // not ascending: count them all
 				break
 			}
 			last := pi
-			for pi < len(ci.Pages)-1 && ci.Pages[pi].FirstRow+ci.Pages[pi].Rows <= int(row) {
+			for pi < ci.Pages.Len()-1 && pageEnd(ci.Pages, pi) <= int(row) {
 				pi++
 			}
 			if i == 0 || pi != last {
@@ -98,7 +98,7 @@ func (p *passReads) add(r *segment.Reader, b, col, a, z int, rows []int32) bool 
 		}
 	}
 	// A page the cache keeps takes at least a pooled buffer's 4 KiB.
-	perPage := max(ci.StoredBytes*onceExpansion/int64(len(ci.Pages)), minCachedPage)
+	perPage := max(ci.StoredBytes*onceExpansion/int64(ci.Pages.Len()), minCachedPage)
 	return p.bytes.Add(perPage*int64(pages)) > p.limit
 }
 

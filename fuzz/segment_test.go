@@ -324,7 +324,11 @@ func exerciseSegment(t *testing.T, data []byte) {
 	var v vec.Vector
 	for b := range r.NumBlocks() {
 		bi := r.Block(b)
+		checkPages(t, b, -1, bi.Rows, r.TimePages(b))
 		for c := range cols {
+			if ci, ok := r.Chunk(b, c); ok {
+				checkPages(t, b, c, bi.Rows, ci.Pages)
+			}
 			if err := r.ReadColumn(b, c, 0, bi.Rows, &v); err != nil {
 				mustCorrupt(t, "ReadColumn", err)
 				if checked == nil {
@@ -362,6 +366,30 @@ func exerciseSegment(t *testing.T, data []byte) {
 		if _, err := r.Section(name); err != nil {
 			mustCorrupt(t, "Section", err)
 		}
+	}
+}
+
+// checkPages checks the pages an opened footer lists for column c of
+// block b (-1: the timestamp pages): they continue each other from row 0
+// to the block's end (none at all for a column without a chunk), Span
+// agrees with At, no page holds more values than rows, and a value range
+// comes with values.
+func checkPages(t *testing.T, b, c, rows int, pages segment.PageList) {
+	t.Helper()
+	next := 0
+	for i := range pages.Len() {
+		p := pages.At(i)
+		first, end := pages.Span(i)
+		if p.FirstRow != next || p.Rows <= 0 || first != p.FirstRow || end != p.FirstRow+p.Rows {
+			t.Fatalf("block %d column %d page %d: %+v (span [%d,%d)) does not continue row %d", b, c, i, p, first, end, next)
+		}
+		if p.Present > p.Rows || p.HasRange && p.Present <= 0 {
+			t.Fatalf("block %d column %d page %d: %+v", b, c, i, p)
+		}
+		next = end
+	}
+	if pages.Len() > 0 && next != rows {
+		t.Fatalf("block %d column %d: pages cover %d of %d rows", b, c, next, rows)
 	}
 }
 

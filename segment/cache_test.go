@@ -132,7 +132,7 @@ func TestCheckBypassesCaches(t *testing.T) {
 	}
 	c := r.ft.blocks[0].chunks[0]
 	garbage := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-	pages.put(pageKey{r: r, off: c.units[0].off}, garbage, 64)
+	pages.put(pageKey{r: r, off: c.page(0).off}, garbage, 64)
 	for _, ch := range r.ft.blocks[0].chunks {
 		if ch.dictEntries > 0 {
 			dicts.put(dictKey{r: r, b: 0, col: ch.col}, &dictData{}, 64)

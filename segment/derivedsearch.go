@@ -111,7 +111,7 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 	}
 	var found, assemble []int32
 	hist := r.history(c, mode)
-	for pi := range c.ranges {
+	for pi := range c.pages.Len() {
 		pm := c.page(pi)
 		lo, hi := max(from, pm.firstRow), min(to, pm.firstRow+pm.rows)
 		if lo >= hi || pm.present == 0 {

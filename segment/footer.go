@@ -3,11 +3,12 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // pageMeta is one page of a chunk, as the writer records it and the
-// reader passes it around; a chunk keeps its pages split into ranges and
-// units (see chunkMeta).
+// reader passes it around; a chunk keeps its pages in its block's page
+// directory (pagedir.go) and gives one back with page(i).
 type pageMeta struct {
 	firstRow, rows int   // relative to the block
 	off, len       int64 // unit position, trailer included
@@ -32,42 +33,21 @@ type dictPageMeta struct {
 
 type chunkMeta struct {
 	col         int
-	enc         Encoding
-	width       uint8
 	present     int
-	stats       chunkStats
 	dictEntries int
-	dict        []dictPageMeta
 	// histOff, histLen locate the chunk's history unit (0, 0: none).
 	histOff, histLen int64
+	stored           int64 // bytes of the chunk's units, built on load
+	stats            chunkStats
+	dict             []dictPageMeta
 	// derived is an encDerived chunk's templates (v3).
 	derived *derivedTable
-	// The pages: ranges[i] is page i's rows and values (what Chunk
-	// returns), units[i] where it lies. Kept apart, not as one pageMeta
-	// each and a copy as PageRange, because the footers of every open
-	// segment stay in memory: 80 bytes a page instead of 144.
-	ranges []PageRange
-	units  []pageUnit
-	stored int64 // bytes of the chunk's units, built on load
-}
-
-// pageUnit is where a page's unit lies in the file, trailer included.
-type pageUnit struct {
-	off, len int64
-}
-
-// addPage appends page p to the chunk.
-func (c *chunkMeta) addPage(p pageMeta) {
-	c.ranges = append(c.ranges, PageRange{FirstRow: p.firstRow, Rows: p.rows, Present: p.present,
-		HasRange: p.hasRange, MinInt: p.minI, MaxInt: p.maxI, MinFloat: p.minF, MaxFloat: p.maxF})
-	c.units = append(c.units, pageUnit{off: p.off, len: p.len})
-}
-
-// page returns page i of the chunk.
-func (c *chunkMeta) page(i int) pageMeta {
-	r, u := &c.ranges[i], c.units[i]
-	return pageMeta{firstRow: r.FirstRow, rows: r.Rows, off: u.off, len: u.len, present: r.Present,
-		hasRange: r.HasRange, minI: r.MinInt, maxI: r.MaxInt, minF: r.MinFloat, maxF: r.MaxFloat}
+	// pages are the chunk's pages in its block's page directory
+	// (pagedir.go): what Chunk returns, and through page(i), where each
+	// lies.
+	pages PageList
+	enc   Encoding
+	width uint8
 }
 
 type blockMeta struct {
@@ -174,8 +154,8 @@ func (w *Writer) encodeFooter() []byte {
 			if c.enc == encDerived {
 				c.derived.appendFooter(&e)
 			}
-			e.uvarint(uint64(len(c.ranges)))
-			for pi := range c.ranges {
+			e.uvarint(uint64(c.pages.Len()))
+			for pi := range c.pages.Len() {
 				p := c.page(pi)
 				e.uvarint(uint64(p.firstRow))
 				e.uvarint(uint64(p.rows))
@@ -245,6 +225,9 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 	}
 	f.blocks = make([]blockMeta, nblocks)
 	total := 0
+	// pages collects a block's page records, chunk after chunk, for
+	// blockPages to lay out in the block's directory.
+	var pages []pageMeta
 	for bi := range f.blocks {
 		b := &f.blocks[bi]
 		r := d.uvarint()
@@ -259,6 +242,7 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 		nchunks := d.count("chunks", ncols, 6)
 		b.chunks = make([]chunkMeta, nchunks)
 		b.byCol = make([]int32, ncols)
+		pages = pages[:0]
 		for i := range b.byCol {
 			b.byCol[i] = -1
 		}
@@ -335,7 +319,8 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 				}
 				c.derived = t
 			}
-			if err := decodePages(&d, c, f.cols[c.col].Type, b.rows, dataEnd); err != nil {
+			var err error
+			if pages, err = decodePages(&d, c, f.cols[c.col].Type, b.rows, dataEnd, pages); err != nil {
 				return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
 			}
 		}
@@ -343,6 +328,7 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 			if err := checkDerivedRefs(b); err != nil {
 				return nil, fmt.Errorf("block %d: %w", bi, err)
 			}
+			blockPages(b.chunks, pages, f.cols)
 		}
 	}
 	nsec := d.count("sections", maxSections, 3)
@@ -416,16 +402,19 @@ func decodeDictPages(d *decbuf, c *chunkMeta, dataEnd int64, version uint8) erro
 
 // decodePages reads a chunk's page list: row ranges that continue each
 // other from row 0 to the block's end, and (statPages) the value count and
-// range of each page.
-func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int64) error {
+// range of each page. It appends the pages to the block's (pages) and
+// notes in c.pages which of them are the chunk's; blockPages then lays
+// them out in the block's directory.
+func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int64, pages []pageMeta) ([]pageMeta, error) {
 	minBytes := 4
 	withStats := c.stats.flags&statPages != 0
 	if withStats {
 		minBytes = 5
 	}
 	npages := d.count("pages", maxPagesPerChunk, minBytes)
-	c.ranges = make([]PageRange, 0, npages)
-	c.units = make([]pageUnit, 0, npages)
+	c.pages = PageList{first: uint32(len(pages)), n: uint32(npages)}
+	pages = slices.Grow(pages, npages)
+	c.stored = c.histLen
 	next, present := 0, 0
 	for pi := 0; pi < npages; pi++ {
 		var pm pageMeta
@@ -445,44 +434,41 @@ func decodePages(d *decbuf, c *chunkMeta, t ColType, blockRows int, dataEnd int6
 					p.minI, p.maxI = d.varint(), d.varint()
 					p.hasRange = true
 					if d.err == nil && p.minI > p.maxI {
-						return fmt.Errorf("page %d: min %d above max %d", pi, p.minI, p.maxI)
+						return pages, fmt.Errorf("page %d: min %d above max %d", pi, p.minI, p.maxI)
 					}
 					if d.err == nil && t == TypeString && (p.minI < 0 || p.maxI >= int64(c.dictEntries)) {
-						return fmt.Errorf("page %d: codes [%d, %d] outside a dictionary of %d", pi, p.minI, p.maxI, c.dictEntries)
+						return pages, fmt.Errorf("page %d: codes [%d, %d] outside a dictionary of %d", pi, p.minI, p.maxI, c.dictEntries)
 					}
 				}
 			}
 		}
 		if d.err != nil {
-			return nil
+			return pages, nil
 		}
 		if p.firstRow != next || p.rows == 0 {
-			return fmt.Errorf("page %d does not continue rows", pi)
+			return pages, fmt.Errorf("page %d does not continue rows", pi)
 		}
 		if p.present > p.rows {
-			return fmt.Errorf("page %d: %d values in %d rows", pi, p.present, p.rows)
+			return pages, fmt.Errorf("page %d: %d values in %d rows", pi, p.present, p.rows)
 		}
 		next += p.rows
 		present += max(p.present, 0)
 		if !unitInRange(p.off, p.len, dataEnd) {
-			return fmt.Errorf("page unit [%d,+%d) out of range", p.off, p.len)
+			return pages, fmt.Errorf("page unit [%d,+%d) out of range", p.off, p.len)
 		}
-		c.addPage(pm)
+		c.stored += p.len
+		pages = append(pages, pm)
 	}
 	if d.err == nil && next != blockRows {
-		return fmt.Errorf("pages cover %d of %d rows", next, blockRows)
+		return pages, fmt.Errorf("pages cover %d of %d rows", next, blockRows)
 	}
 	if d.err == nil && withStats && present != c.present {
-		return fmt.Errorf("pages hold %d values, chunk %d", present, c.present)
+		return pages, fmt.Errorf("pages hold %d values, chunk %d", present, c.present)
 	}
-	c.stored = c.histLen
 	for _, d := range c.dict {
 		c.stored += d.len
 	}
-	for _, u := range c.units {
-		c.stored += u.len
-	}
-	return nil
+	return pages, nil
 }
 
 // checkStatFlags rejects statistics flags a version, type or encoding

@@ -55,7 +55,7 @@ func BenchmarkOpenFooter(b *testing.B) {
 	for blk := range r.NumBlocks() {
 		for col := range descs {
 			if ci, ok := r.Chunk(blk, col); ok {
-				pages += len(ci.Pages)
+				pages += ci.Pages.Len()
 			}
 		}
 	}

@@ -144,8 +144,9 @@ func TestCopyBlockRewritesOldVersion(t *testing.T) {
 	}
 	checkAllValues(t, r, makeColumns(v1FixtureRows, v1FixtureSeed))
 	for b := 0; b < r.NumBlocks(); b++ {
-		for _, p := range r.TimePages(b) {
-			if !p.HasRange || p.Present != p.Rows {
+		tp := r.TimePages(b)
+		for i := range tp.Len() {
+			if p := tp.At(i); !p.HasRange || p.Present != p.Rows {
 				t.Fatalf("block %d: timestamp page without its range: %+v", b, p)
 			}
 		}
@@ -165,7 +166,7 @@ func TestCopyBlockRewritesOldVersion(t *testing.T) {
 	f2.Close()
 	r2 := openSegment(t, fs, "/d/copy.seg")
 	defer r2.Close()
-	if got, want := r2.TimePages(0), r.TimePages(1); len(got) != len(want) || got[0] != want[0] {
+	if got, want := r2.TimePages(0), r.TimePages(1); got.Len() != want.Len() || got.At(0) != want.At(0) {
 		t.Fatalf("copied page ranges %+v, want %+v", got, want)
 	}
 }
@@ -187,10 +188,11 @@ func TestPageRanges(t *testing.T) {
 			continue
 		}
 		numeric := c.desc.Type == TypeInt64 || c.desc.Type == TypeTimestamp || c.desc.Type == TypeFloat64
-		if len(info.Pages) < 2 && c.desc.Path != "metadata.rare" {
-			t.Fatalf("%s: %d pages", c.desc.Path, len(info.Pages))
+		if info.Pages.Len() < 2 && c.desc.Path != "metadata.rare" {
+			t.Fatalf("%s: %d pages", c.desc.Path, info.Pages.Len())
 		}
-		for _, p := range info.Pages {
+		for pi := range info.Pages.Len() {
+			p := info.Pages.At(pi)
 			if c.desc.Type == TypeString && info.DictEntries > 0 {
 				dict, err := r.DictStrings(0, col)
 				if err != nil {
@@ -304,8 +306,8 @@ func TestSparseReadsStaySparse(t *testing.T) {
 	if pc.enc != encDict || len(pc.dict) < 4 {
 		t.Fatalf("path column: encoding %d with %d dictionary pages, want a paged dictionary", pc.enc, len(pc.dict))
 	}
-	if mc := r.chunk(0, 1); len(mc.ranges) < 10 || mc.histOff == 0 {
-		t.Fatalf("message column: %d pages, history at %d", len(mc.ranges), mc.histOff)
+	if mc := r.chunk(0, 1); mc.pages.Len() < 10 || mc.histOff == 0 {
+		t.Fatalf("message column: %d pages, history at %d", mc.pages.Len(), mc.histOff)
 	}
 	rows := []int32{17, 15000, 29999}
 	var v vec.Vector

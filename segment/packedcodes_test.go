@@ -58,8 +58,9 @@ func packedPages(t *testing.T, r *Reader, col int) (pages, packed int) {
 		if c == nil {
 			continue
 		}
-		for _, u := range c.units {
-			body, pooled, err := r.page(u.off, u.len, "page", cacheBypass, nil)
+		for i := range c.pages.Len() {
+			off, ln := c.pages.unit(i)
+			body, pooled, err := r.page(off, ln, "page", cacheBypass, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,11 +50,11 @@ func TestReadFromPageStats(t *testing.T) {
 	var firstPages []int64
 	for ci := 1; ci < len(cols); ci++ {
 		c := r.chunk(0, ci)
-		if len(c.ranges) != 3 {
-			t.Fatalf("column %s: %d pages, want 3", cols[ci].desc.Path, len(c.ranges))
+		if c.pages.Len() != 3 {
+			t.Fatalf("column %s: %d pages, want 3", cols[ci].desc.Path, c.pages.Len())
 		}
 		enc[cols[ci].desc.Path] = c.enc
-		firstPages = append(firstPages, c.units[0].off)
+		firstPages = append(firstPages, c.page(0).off)
 	}
 	r.Close()
 	if enc["host"] != encDict || enc["status"] != encDict || enc["took"] == encDict {

@@ -105,9 +105,9 @@ type ChunkInfo struct {
 	// DictEntries is the dictionary size when the chunk is dictionary
 	// encoded, else 0.
 	DictEntries int
-	// Pages lists the chunk's data pages (shared: callers must not modify
-	// it).
-	Pages []PageRange
+	// Pages lists the chunk's data pages: Pages.At(i) describes page i
+	// (a view of the footer the open segment keeps, decoded on each At).
+	Pages PageList
 	// StoredBytes is what the chunk's units take in the file (pages,
 	// dictionary, history).
 	StoredBytes int64
@@ -258,7 +258,7 @@ func (r *Reader) Chunk(b, col int) (ChunkInfo, bool) {
 		MinStr: c.stats.minS, MaxStr: c.stats.maxS,
 		DictEntries: c.dictEntries,
 	}
-	ci.Pages = c.ranges
+	ci.Pages = c.pages
 	ci.StoredBytes = c.stored
 	ci.Derived = c.enc == encDerived
 	return ci, true
@@ -268,14 +268,14 @@ func (r *Reader) Chunk(b, col int) (ChunkInfo, bool) {
 func (r *Reader) Version() uint8 { return r.version }
 
 // TimePages returns the pages of the timestamp column in block b, with
-// their time ranges (format version 2; version 1 pages have no range).
-// Callers must not modify the slice.
-func (r *Reader) TimePages(b int) []PageRange {
+// their time ranges (format version 2; version 1 pages have no range);
+// empty when the block has no timestamp column.
+func (r *Reader) TimePages(b int) PageList {
 	c := r.chunk(b, r.tsCol)
 	if c == nil {
-		return nil
+		return PageList{}
 	}
-	return c.ranges
+	return c.pages
 }
 
 // Section returns the bytes of a named section, or nil if there is none.
@@ -599,7 +599,7 @@ func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, ctl readC
 	}
 	hist := r.history(c, mode)
 	reserved := false
-	for pi := range c.ranges {
+	for pi := range c.pages.Len() {
 		pm := c.page(pi)
 		p := &pm
 		lo, hi := max(from, p.firstRow), min(to, p.firstRow+p.rows)
@@ -754,13 +754,13 @@ func (r *Reader) CheckBlock(b int) error {
 			nulls = v.Nulls.Count()
 		}
 		if bm.rows-nulls != c.present {
-			return corruptf(r.path, "chunk", c.units[0].off, "column %q block %d: %d values, footer says %d", r.ft.cols[c.col].Path, b, bm.rows-nulls, c.present)
+			return corruptf(r.path, "chunk", c.page(0).off, "column %q block %d: %d values, footer says %d", r.ft.cols[c.col].Path, b, bm.rows-nulls, c.present)
 		}
 		if r.ft.cols[c.col].Type == TypeTimestamp && r.ft.cols[c.col].Path == "timestamp" {
 			for i := 0; i < bm.rows; i++ {
 				ts := v.Ints[i]
 				if ts < bm.minTime || ts > bm.maxTime || (i > 0 && ts < v.Ints[i-1]) {
-					return corruptf(r.path, "chunk", c.units[0].off, "block %d: timestamps out of order or outside the block's range", b)
+					return corruptf(r.path, "chunk", c.page(0).off, "block %d: timestamps out of order or outside the block's range", b)
 				}
 			}
 		}
@@ -797,8 +797,8 @@ func (r *Reader) BlockAt(off int64) int {
 				for _, d := range c.dict {
 					note(d.off, d.len)
 				}
-				for _, u := range c.units {
-					note(u.off, u.len)
+				for i := range c.pages.Len() {
+					note(c.pages.unit(i))
 				}
 			}
 			r.spans[b] = [2]int64{lo, hi}
@@ -894,7 +894,7 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, ctl rea
 	}
 	i := 0
 	hist := r.history(c, mode)
-	for pi := range c.ranges {
+	for pi := range c.pages.Len() {
 		if i >= n {
 			break
 		}

@@ -75,8 +75,12 @@ func (s *sameChunks) find(p *chunkPlan, d *ColumnData, rows int) (chunkMeta, boo
 		}
 		m := c.meta
 		m.dict = slices.Clone(m.dict)
-		m.ranges = slices.Clone(m.ranges)
-		m.units = slices.Clone(m.units)
+		// A directory of its own, as every chunk being written has
+		// (addPage): the same pages, units and ranges.
+		m.pages = PageList{}
+		for i := range c.meta.pages.Len() {
+			m.addPage(c.meta.page(i), TypeString)
+		}
 		return m, true
 	}
 	return chunkMeta{}, false
@@ -172,10 +176,11 @@ func (s *sameChunks) add(cm chunkMeta, p *chunkPlan, d *ColumnData, rows int) {
 // the same first unit may be one chunk stored once (SameUnits tells).
 func (r *Reader) FirstUnit(b, col int) (off int64, ok bool) {
 	c := r.chunk(b, col)
-	if c == nil || len(c.units) == 0 {
+	if c == nil || c.pages.Len() == 0 {
 		return 0, false
 	}
-	return c.units[0].off, true
+	off, _ = c.pages.unit(0)
+	return off, true
 }
 
 // SameUnits reports whether columns a and c of block b are one chunk
@@ -187,5 +192,21 @@ func (r *Reader) SameUnits(b, a, c int) bool {
 		ca.derived != nil || cc.derived != nil || ca.histOff != cc.histOff || ca.dictEntries != cc.dictEntries {
 		return false
 	}
-	return slices.Equal(ca.units, cc.units) && slices.Equal(ca.ranges, cc.ranges) && slices.Equal(ca.dict, cc.dict)
+	return samePages(ca.pages, cc.pages) && slices.Equal(ca.dict, cc.dict)
+}
+
+// samePages reports whether two chunks' pages are the same units with the
+// same rows and ranges.
+func samePages(a, b PageList) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	for i := range a.Len() {
+		ao, al := a.unit(i)
+		bo, bl := b.unit(i)
+		if ao != bo || al != bl || a.At(i) != b.At(i) {
+			return false
+		}
+	}
+	return true
 }

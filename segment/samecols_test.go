@@ -12,11 +12,13 @@ import (
 // lie in the same units.
 func sameUnits(r *Reader, blk, a, b int) bool {
 	ca, cb := r.chunk(blk, a), r.chunk(blk, b)
-	if ca == nil || cb == nil || len(ca.units) != len(cb.units) {
+	if ca == nil || cb == nil || ca.pages.Len() != cb.pages.Len() {
 		return false
 	}
-	for i := range ca.units {
-		if ca.units[i] != cb.units[i] {
+	for i := range ca.pages.Len() {
+		ao, al := ca.pages.unit(i)
+		bo, bl := cb.pages.unit(i)
+		if ao != bo || al != bl {
 			return false
 		}
 	}

@@ -328,8 +328,8 @@ func TestReadRangeWithinPages(t *testing.T) {
 	r := openSegment(t, fs, "/d/s.seg")
 	defer r.Close()
 	col := r.Column("metadata.note", TypeString)
-	if ci, _ := r.Chunk(0, col); len(ci.Pages) < 3 {
-		t.Fatalf("want several pages, got %d", len(ci.Pages))
+	if ci, _ := r.Chunk(0, col); ci.Pages.Len() < 3 {
+		t.Fatalf("want several pages, got %d", ci.Pages.Len())
 	}
 	var v vec.Vector
 	for _, rg := range [][2]int{{0, 1}, {5, 6}, {999, 2001}, {2999, 3000}, {17, 17}} {
@@ -429,7 +429,7 @@ func TestCorruption(t *testing.T) {
 	}
 	r := openSegment(t, fs, "/d/good.seg")
 	blk := r.ft.blocks[1]
-	pageOff := blk.chunks[3].units[0].off
+	pageOff := blk.chunks[3].page(0).off
 	var dictOff int64
 	for _, c := range blk.chunks {
 		if c.dictEntries > 0 {

@@ -515,7 +515,7 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 			if pageStatsOn {
 				pageStats(t, p, d, from, r+1, &pm)
 			}
-			cm.addPage(pm)
+			cm.addPage(pm, t)
 			from, size = r+1, 0
 		}
 	}
@@ -881,14 +881,15 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 			nc.dict[i] = d
 			nc.dict[i].off, nc.dict[i].len = off, ln
 		}
-		nc.ranges = slices.Clone(c.ranges)
-		nc.units = make([]pageUnit, len(c.units))
-		for i, u := range c.units {
-			off, ln, err := copyOnce(u.off, u.len, "page")
+		nc.pages = PageList{}
+		for i := range c.pages.Len() {
+			pm := c.page(i)
+			off, ln, err := copyOnce(pm.off, pm.len, "page")
 			if err != nil {
 				return err
 			}
-			nc.units[i] = pageUnit{off: off, len: ln}
+			pm.off, pm.len = off, ln
+			nc.addPage(pm, r.ft.cols[c.col].Type)
 		}
 		bm.chunks = append(bm.chunks, nc)
 	}

@@ -43,8 +43,11 @@ type Builder struct {
 	fields map[fieldKey]*fieldBuilder
 	// rows is one past the highest row added, for token frequencies.
 	rows uint32
-	// byCode is rowsByCode's memory, reused vector after vector.
-	byCode byCode
+	// codes, byDict and sparse are the memory the Adds of value fields
+	// reuse, vector after vector (see codeChunk).
+	codes  []uint32
+	byDict []uint32
+	sparse []byte
 	// merged holds the token fields MergeText built, written as they are.
 	merged map[fieldKey]*mergedField
 }
@@ -55,11 +58,12 @@ type fieldKey struct {
 }
 
 type fieldBuilder struct {
-	path    string
-	kind    Kind
-	ints    map[int64]*postings
+	path string
+	kind Kind
+	// vals is a value field's terms and rows.
+	vals valueField
+	// strs, long: a token field's terms and long rows.
 	strs    map[string]*postings
-	bools   [2]*postings
 	long    postings
 	dropped bool
 	// frequentCap (token fields with a RowsHint) is the count past which
@@ -119,7 +123,7 @@ func (f *fieldBuilder) newPostings() *postings {
 // postingsSlab is how many terms' postings one allocation holds.
 const postingsSlab = 256
 
-// postings are the rows of one term, ascending, each once: the newest in
+// postings are the rows of one token of a token field, ascending, each once: the newest in
 // rows, and, past postingSpill of them, the older ones in bm (2 bytes a
 // row or less, where rows takes 4); a term of one row keeps it in last
 // alone. n counts them; once gone (a token sure to be frequent), only n
@@ -132,9 +136,9 @@ type postings struct {
 	gone bool
 }
 
-// postingSpill is how many rows a term holds as a list before they move
-// into its bitmap. A value field of a few million rows (every row in one
-// of its terms) would otherwise hold 4 bytes per row until Write.
+// postingSpill is how many rows a token holds as a list before they move
+// into its bitmap. The tokens of a field of a few million rows without a
+// RowsHint would otherwise hold 4 bytes per row until Write.
 var postingSpill = 4096
 
 // postingRefill is how many rows a term that has a bitmap collects before
@@ -212,94 +216,41 @@ func (b *Builder) field(path string, kind Kind) *fieldBuilder {
 		f = &fieldBuilder{path: path, kind: kind}
 		switch kind {
 		case kindInt:
-			f.ints = map[int64]*postings{}
-		case kindString, kindToken:
+			f.vals.ints = map[int64]uint32{}
+		case kindString:
+			f.vals.strs = map[string]uint32{}
+		case kindToken:
 			f.strs = map[string]*postings{}
-			if kind == kindToken && b.opts.RowsHint > 0 {
+			if b.opts.RowsHint > 0 {
 				// At or past frequentAbove's count for any row count up
 				// to the hint, so a token let go is one Write would have
 				// found frequent.
 				f.frequentCap = uint32(min(uint64(math.MaxUint32), frequentCount(uint64(b.opts.RowsHint), b.opts.FrequentTokenShare)))
 			}
-		case kindBool:
-			f.bools = [2]*postings{{}, {}}
 		}
 		b.fields[k] = f
 	}
 	return f
 }
 
-func (b *Builder) checkTerms(f *fieldBuilder) {
-	if f.kind == kindToken {
+// codeScratch returns the builder's per-row code memory, n zeroed codes.
+func (b *Builder) codeScratch(n int) []uint32 {
+	b.codes = slices.Grow(b.codes[:0], n)[:n]
+	clear(b.codes)
+	return b.codes
+}
+
+// addCodes ends an Add of a value field: drops the field if it has more
+// terms than MaxValueTerms, else keeps the codes of rows base on.
+func (b *Builder) addCodes(f *fieldBuilder, base uint32, codes []uint32, present int) {
+	if len(f.vals.keys) > b.opts.MaxValueTerms {
+		f.dropped, f.vals = true, valueField{}
 		return
 	}
-	if len(f.ints)+len(f.strs) > b.opts.MaxValueTerms {
-		f.dropped, f.ints, f.strs = true, nil, nil
+	if present == 0 {
+		return
 	}
-}
-
-// byCode is the memory rowsByCode reuses from one call to the next.
-type byCode struct {
-	counts, pos []int32
-	rows        []uint32
-}
-
-// rowsByCode groups the selected rows of a dictionary vector by code. It
-// returns false without calling fn when more than maxCodes distinct codes
-// are used (0: no bound). sc lends it memory (nil: none).
-func rowsByCode(v *vec.Vector, maxCodes int, sc *byCode, fn func(code uint32, rows []uint32)) bool {
-	if sc == nil {
-		sc = &byCode{}
-	}
-	sc.counts = slices.Grow(sc.counts[:0], len(v.Dict)+1)[:len(v.Dict)+1]
-	counts := sc.counts
-	clear(counts)
-	for i := 0; i < v.Len; i++ {
-		if !v.IsNull(i) {
-			counts[v.Codes[i]+1]++
-		}
-	}
-	if maxCodes > 0 {
-		used := 0
-		for _, n := range counts[1:] {
-			if n > 0 {
-				used++
-			}
-		}
-		if used > maxCodes {
-			// A dictionary may repeat a value: count distinct values, up to
-			// one past the bound.
-			distinct := make(map[string]struct{}, maxCodes+1)
-			for c, n := range counts[1:] {
-				if n > 0 {
-					distinct[v.Dict[c]] = struct{}{}
-					if len(distinct) > maxCodes {
-						return false
-					}
-				}
-			}
-		}
-	}
-	for i := 1; i < len(counts); i++ {
-		counts[i] += counts[i-1]
-	}
-	sc.rows = slices.Grow(sc.rows[:0], int(counts[len(counts)-1]))[:counts[len(counts)-1]]
-	rows := sc.rows
-	sc.pos = append(sc.pos[:0], counts[:len(v.Dict)]...)
-	pos := sc.pos
-	for i := 0; i < v.Len; i++ {
-		if !v.IsNull(i) {
-			c := v.Codes[i]
-			rows[pos[c]] = uint32(i)
-			pos[c]++
-		}
-	}
-	for c := range v.Dict {
-		if counts[c+1] > counts[c] {
-			fn(uint32(c), rows[counts[c]:counts[c+1]])
-		}
-	}
-	return true
+	f.vals.chunks = append(f.vals.chunks, encodeCodes(base, codes, present, uint32(len(f.vals.keys)), &b.sparse))
 }
 
 // AddStrings indexes the values of a string vector; row i of v is segment
@@ -310,76 +261,93 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 	if f.dropped {
 		return
 	}
+	vf := &f.vals
+	codes := b.codeScratch(v.Len)
+	present := 0
 	if v.Dict != nil {
-		// A vector of more distinct values than a field may have drops the
-		// field whatever it held: say so before grouping its rows.
-		grouped := rowsByCode(v, b.opts.MaxValueTerms, &b.byCode, func(code uint32, rows []uint32) {
-			if f.dropped {
-				return
+		// Look each dictionary entry up once: byDict[c] is the code of
+		// entry c, 0 until a row holds it.
+		b.byDict = slices.Grow(b.byDict[:0], len(v.Dict))[:len(v.Dict)]
+		byDict := b.byDict
+		clear(byDict)
+		for i := 0; i < v.Len; i++ {
+			if v.IsNull(i) {
+				continue
 			}
-			s := v.Dict[code]
-			p := f.strs[s]
-			if p == nil {
-				p = f.newPostings()
-				f.strs[strings.Clone(s)] = p
-				b.checkTerms(f)
+			dc := v.Codes[i]
+			code := byDict[dc]
+			if code == 0 {
+				code = vf.stringCode(v.Dict[dc])
+				if len(vf.keys) > b.opts.MaxValueTerms {
+					break // addCodes drops the field
+				}
+				byDict[dc] = code
 			}
-			for _, r := range rows {
-				p.add(base + r)
-			}
-		})
-		if !grouped {
-			f.dropped, f.strs = true, nil
+			codes[i] = code
+			vf.card[code-1]++
+			present++
 		}
-		return
+	} else {
+		for i := 0; i < v.Len; i++ {
+			if v.IsNull(i) {
+				continue
+			}
+			code := vf.stringCode(v.StringAt(i))
+			if len(vf.keys) > b.opts.MaxValueTerms {
+				break
+			}
+			codes[i] = code
+			vf.card[code-1]++
+			present++
+		}
 	}
-	for i := 0; i < v.Len && !f.dropped; i++ {
-		if v.IsNull(i) {
-			continue
-		}
-		s := v.StringAt(i)
-		p := f.strs[s]
-		if p == nil {
-			p = f.newPostings()
-			f.strs[strings.Clone(s)] = p
-			b.checkTerms(f)
-		}
-		p.add(base + uint32(i))
-	}
+	b.addCodes(f, base, codes, present)
 }
 
 // AddInts indexes the values of an Int64 vector.
 func (b *Builder) AddInts(path string, base uint32, v *vec.Vector) {
 	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindInt)
-	for i := 0; i < v.Len && !f.dropped; i++ {
+	if f.dropped {
+		return
+	}
+	vf := &f.vals
+	codes := b.codeScratch(v.Len)
+	present := 0
+	for i := 0; i < v.Len; i++ {
 		if v.IsNull(i) {
 			continue
 		}
-		x := v.Ints[i]
-		p := f.ints[x]
-		if p == nil {
-			p = f.newPostings()
-			f.ints[x] = p
-			b.checkTerms(f)
+		code := vf.intCode(v.Ints[i])
+		if len(vf.keys) > b.opts.MaxValueTerms {
+			break
 		}
-		p.add(base + uint32(i))
+		codes[i] = code
+		vf.card[code-1]++
+		present++
 	}
+	b.addCodes(f, base, codes, present)
 }
 
 // AddBools indexes the values of a Bool vector.
 func (b *Builder) AddBools(path string, base uint32, v *vec.Vector) {
 	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindBool)
+	vf := &f.vals
+	codes := b.codeScratch(v.Len)
+	present := 0
 	for i := 0; i < v.Len; i++ {
 		if v.IsNull(i) {
 			continue
 		}
-		if v.Bools[i] {
-			f.bools[1].add(base + uint32(i))
-		} else {
-			f.bools[0].add(base + uint32(i))
-		}
+		code := vf.boolCode(v.Bools[i])
+		codes[i] = code
+		vf.card[code-1]++
+		present++
+	}
+	if present > 0 {
+		// Two terms at most: never dropped.
+		vf.chunks = append(vf.chunks, encodeCodes(base, codes, present, uint32(len(vf.keys)), &b.sparse))
 	}
 }
 
@@ -499,6 +467,8 @@ type termKey struct {
 }
 
 // Write stores the postings through w and returns the directory bytes.
+// It lets each field's memory go once the field is written: a Builder is
+// written once.
 func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 	keys := make([]fieldKey, 0, len(b.fields)+len(b.merged))
 	for k, f := range b.fields {
@@ -513,43 +483,38 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 	keys = keys[:min(len(keys), maxFields)]
 	fw := newFieldWriter(w)
 	var terms []termOut // one field's, its memory reused by the next
+	var rows []uint32   // a value field's rows, reused by the next
 	for _, k := range keys {
 		if m := b.merged[k]; m != nil {
 			if err := fw.field(k.path, k.kind, m.terms, m.long, b.frequentAbove(k.kind)); err != nil {
 				return nil, err
 			}
+			delete(b.merged, k)
 			continue
 		}
 		f := b.fields[k]
 		clear(terms) // let the previous field's bitmaps go
-		terms = slices.Grow(terms[:0], len(f.ints)+len(f.strs)+len(f.bools))
-		switch f.kind {
-		case kindInt:
-			for x, p := range f.ints {
-				terms = append(terms, p.out(termKey{num: x}))
-			}
-		case kindString, kindToken:
+		terms = terms[:0]
+		var long *roaring.Bitmap
+		if f.kind == kindToken {
+			terms = slices.Grow(terms, len(f.strs))
 			for x, p := range f.strs {
 				terms = append(terms, p.out(termKey{str: x}))
 			}
-		case kindBool:
-			for i, p := range f.bools {
-				if p.n > 0 {
-					terms = append(terms, p.out(termKey{num: int64(i)}))
+			if f.long.n > 0 {
+				lo := f.long.out(termKey{})
+				if long = lo.bm; long == nil {
+					long = roaring.New()
+					long.AddMany(lo.rows)
 				}
 			}
-		}
-		var long *roaring.Bitmap
-		if f.long.n > 0 {
-			lo := f.long.out(termKey{})
-			if long = lo.bm; long == nil {
-				long = roaring.New()
-				long.AddMany(lo.rows)
-			}
+		} else {
+			terms, rows = f.vals.terms(slices.Grow(terms, len(f.vals.keys)), rows, &b.codes)
 		}
 		if err := fw.field(f.path, f.kind, terms, long, b.frequentAbove(f.kind)); err != nil {
 			return nil, err
 		}
+		delete(b.fields, k)
 	}
 	return fw.finish(), nil
 }

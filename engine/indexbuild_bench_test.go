@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -25,6 +26,9 @@ var flushIndexInputs struct {
 	once   sync.Once
 	inputs []indexInput
 	rows   uint32
+	// texts are the event_message vectors of every segment the flush
+	// wrote, by segment.
+	texts [][]indexInput
 }
 
 // flushIndexFixture flushes 262,144 edge events and and reads
@@ -58,6 +62,20 @@ func flushIndexFixture(b *testing.B) ([]indexInput, uint32) {
 			if sg.r.Rows() > r.Rows() {
 				r = sg.r
 			}
+			col := sg.r.Column("event_message", segment.TypeString)
+			if col < 0 {
+				b.Fatal("no event_message column")
+			}
+			var texts []indexInput
+			for bl := 0; bl < sg.r.NumBlocks(); bl++ {
+				bi := sg.r.Block(bl)
+				v := &vec.Vector{}
+				if err := sg.r.ReadColumnOnce(bl, col, 0, bi.Rows, v); err != nil {
+					b.Fatal(err)
+				}
+				texts = append(texts, indexInput{path: "event_message", typ: segment.TypeString, text: true, base: uint32(bi.FirstRow), v: v})
+			}
+			f.texts = append(f.texts, texts)
 		}
 		for bl := 0; bl < r.NumBlocks(); bl++ {
 			bi := r.Block(bl)
@@ -142,4 +160,95 @@ func BenchmarkFlushIndex(b *testing.B) {
 	b.ReportMetric(float64(held), "held-B")
 	b.ReportMetric(float64(written), "index-B")
 	b.ReportMetric(float64(rows), "rows")
+}
+
+// BenchmarkMergeTextIndex merges the token indexes of event_message of
+// four flushed segments of edge events (the fixture's, twice over) into
+// the index of the segment a compaction writes, as a full merge does
+// (Builder.MergeText, then Write). One op is one merge. held-B is what the
+// builder holds once MergeText returns (until Write).
+//
+//	go test ./engine -run '^$' -bench MergeTextIndex -count 6 | tee new.txt
+func BenchmarkMergeTextIndex(b *testing.B) {
+	flushIndexFixture(b)
+	var inputs []index.MappedInput
+	offset := uint32(0)
+	for range 2 {
+		for _, seg := range flushIndexInputs.texts {
+			ib := index.NewBuilder(nil)
+			rows := 0
+			for _, in := range seg {
+				ib.AddText(in.path, in.base, in.v)
+				rows = int(in.base) + in.v.Len
+			}
+			u := &memIndexUnits{}
+			dir, err := ib.Write(u)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix, err := index.Open(dir, u)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rowMap := make([]uint32, rows)
+			for i := range rowMap {
+				rowMap[i] = offset + uint32(i)
+			}
+			offset += uint32(rows)
+			seg := seg
+			inputs = append(inputs, index.MappedInput{Index: ix, RowMap: rowMap, Values: func(fn func(row uint32, s string)) error {
+				for _, in := range seg {
+					for i := 0; i < in.v.Len; i++ {
+						if !in.v.IsNull(i) {
+							fn(in.base+uint32(i), in.v.StringAt(i))
+						}
+					}
+				}
+				return nil
+			}})
+		}
+	}
+	merge := func() *index.Builder {
+		ib := index.NewBuilder(&index.BuilderOptions{RowsHint: offset})
+		if err := ib.MergeText("event_message", inputs); err != nil {
+			b.Fatal(err)
+		}
+		return ib
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	ib := merge()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	held := int64(ms.HeapAlloc) - int64(before)
+	runtime.KeepAlive(ib)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i++ {
+		if _, err := merge().Write(&discardUnits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(held), "held-B")
+	b.ReportMetric(float64(offset), "rows")
+}
+
+// memIndexUnits keeps the units written, to read them back.
+type memIndexUnits struct{ data []byte }
+
+func (m *memIndexUnits) WriteUnit(p []byte) (int64, int64, error) {
+	off := int64(len(m.data))
+	m.data = append(m.data, p...)
+	return off, int64(len(p)), nil
+}
+
+func (m *memIndexUnits) ReadUnit(off, ln int64) ([]byte, error) {
+	if off < 0 || ln < 0 || off+ln > int64(len(m.data)) {
+		return nil, fmt.Errorf("unit [%d, +%d) past %d bytes", off, ln, len(m.data))
+	}
+	return m.data[off : off+ln], nil
 }

@@ -486,7 +486,7 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 	var rows []uint32   // a value field's rows, reused by the next
 	for _, k := range keys {
 		if m := b.merged[k]; m != nil {
-			if err := fw.field(k.path, k.kind, m.terms, m.long, b.frequentAbove(k.kind)); err != nil {
+			if err := fw.sortedField(k.path, k.kind, len(m.terms), m.term, m.long, b.frequentAbove(k.kind)); err != nil {
 				return nil, err
 			}
 			delete(b.merged, k)
@@ -562,12 +562,20 @@ func compareTerms(kind Kind, a, b termKey) int {
 	return cmp.Compare(a.num, b.num)
 }
 
+// field writes a field of terms in any order.
 func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roaring.Bitmap, frequent uint64) error {
 	slices.SortFunc(terms, func(a, b termOut) int { return compareTerms(kind, a.key, b.key) })
+	return fw.sortedField(path, kind, len(terms), func(i int) termOut { return terms[i] }, long, frequent)
+}
+
+// sortedField writes a field of n terms, term(i) being the i-th in
+// ascending order; term is called once for each, in order.
+func (fw *fieldWriter) sortedField(path string, kind Kind, n int, term func(i int) termOut, long *roaring.Bitmap, frequent uint64) error {
 	ub := &unitBuf{w: fw.w}
 	var tb []byte
 	prev := int64(0)
-	for _, t := range terms {
+	for i := range n {
+		t := term(i)
 		if t.list.n > 0 {
 			fw.rows = t.list.appendSorted(fw.rows[:0])
 			t.rows = fw.rows
@@ -626,7 +634,7 @@ func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roar
 	d = binary.AppendUvarint(d, uint64(len(path)))
 	d = append(d, path...)
 	d = append(d, byte(kind))
-	d = binary.AppendUvarint(d, uint64(len(terms)))
+	d = binary.AppendUvarint(d, uint64(n))
 	d = binary.AppendUvarint(d, uint64(termsOff))
 	d = binary.AppendUvarint(d, uint64(termsLen))
 	d = binary.AppendUvarint(d, uint64(len(ub.units)))

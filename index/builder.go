@@ -106,7 +106,7 @@ func (f *fieldBuilder) addToken(tok string, row uint32) {
 	}
 	p.add(row)
 	if f.frequentCap > 0 && p.n > f.frequentCap && !p.gone {
-		p.rows, p.bm, p.gone = nil, nil, true
+		p.enc, p.bm, p.gone = nil, nil, true
 	}
 }
 
@@ -122,77 +122,6 @@ func (f *fieldBuilder) newPostings() *postings {
 
 // postingsSlab is how many terms' postings one allocation holds.
 const postingsSlab = 256
-
-// postings are the rows of one token of a token field, ascending, each once: the newest in
-// rows, and, past postingSpill of them, the older ones in bm (2 bytes a
-// row or less, where rows takes 4); a term of one row keeps it in last
-// alone. n counts them; once gone (a token sure to be frequent), only n
-// is kept.
-type postings struct {
-	rows []uint32
-	bm   *roaring.Bitmap
-	n    uint32
-	last uint32 // the last row added, when n > 0
-	gone bool
-}
-
-// postingSpill is how many rows a token holds as a list before they move
-// into its bitmap. The tokens of a field of a few million rows without a
-// RowsHint would otherwise hold 4 bytes per row until Write.
-var postingSpill = 4096
-
-// postingRefill is how many rows a term that has a bitmap collects before
-// adding them to it. Smaller than postingSpill: the list of a term that
-// spilled is not worth 16 KB held to the end (a merge of a few million
-// rows has thousands of such terms: every term of a value field, and the
-// tokens just under the frequent share), and a batch of this many rows
-// still costs one container lookup per run of rows, as a long one does.
-var postingRefill = 256
-
-func (p *postings) add(r uint32) {
-	if p.n > 0 && p.last == r {
-		return
-	}
-	first := p.last
-	p.n++
-	p.last = r
-	switch {
-	case p.gone:
-		return
-	case p.n == 1:
-		// A term's only row is last: most tokens of a large segment are
-		// seen once, and need no slice.
-		return
-	case p.n == 2:
-		p.rows = append(p.rows, first)
-	}
-	p.rows = append(p.rows, r)
-	switch {
-	case p.bm == nil && len(p.rows) >= postingSpill:
-		p.bm = roaring.New()
-		p.bm.AddMany(p.rows)
-		p.rows = make([]uint32, 0, min(postingRefill, postingSpill))
-	case p.bm != nil && len(p.rows) >= min(postingRefill, postingSpill):
-		p.bm.AddMany(p.rows)
-		p.rows = p.rows[:0]
-	}
-}
-
-// out returns the term to write: its rows or its bitmap, and its count.
-func (p *postings) out(key termKey) termOut {
-	if p.gone {
-		return termOut{key: key, card: uint64(p.n), frequent: true}
-	}
-	rows := p.rows
-	if p.n == 1 {
-		rows = []uint32{p.last}
-	}
-	if p.bm != nil {
-		p.bm.AddMany(rows)
-		return termOut{key: key, bm: p.bm, card: uint64(p.n)}
-	}
-	return termOut{key: key, rows: rows, card: uint64(p.n)}
-}
 
 // NewBuilder returns an empty builder.
 func NewBuilder(opts *BuilderOptions) *Builder {
@@ -506,6 +435,9 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 				if long = lo.bm; long == nil {
 					long = roaring.New()
 					long.AddMany(lo.rows)
+					if lo.list.n > 0 {
+						long.AddMany(lo.list.appendSorted(nil))
+					}
 				}
 			}
 		} else {

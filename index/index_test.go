@@ -489,7 +489,7 @@ func TestRowsHintSameIndex(t *testing.T) {
 		held := uint64(0)
 		for _, f := range b.fields {
 			for _, p := range f.strs {
-				held += 4 * uint64(len(p.rows))
+				held += uint64(len(p.enc))
 				if p.bm != nil {
 					held += p.bm.GetSizeInBytes()
 				}
@@ -541,7 +541,7 @@ func TestSpilledPostingsHoldSmallLists(t *testing.T) {
 		listCap := 0
 		for _, f := range b.fields {
 			for _, p := range f.strs {
-				listCap += cap(p.rows)
+				listCap += cap(p.enc)
 			}
 		}
 		u := &memUnits{}
@@ -556,10 +556,10 @@ func TestSpilledPostingsHoldSmallLists(t *testing.T) {
 	if !slices.Equal(dir, dir0) || !slices.Equal(units, units0) {
 		t.Fatal("the index differs from one built holding every row as a list")
 	}
-	if listCap > len(statuses)*256 {
-		t.Errorf("lists hold room for %d rows, want at most %d (%d terms of 256)", listCap, len(statuses)*256, len(statuses))
+	if want := len(statuses) * (256 + binary.MaxVarintLen64); listCap > want {
+		t.Errorf("lists hold room for %d bytes, want at most %d (%d terms of 256 and a row)", listCap, want, len(statuses))
 	}
 	if _, _, oldCap := write(4096, 4096); oldCap <= listCap {
-		t.Errorf("refilling 4096 rows at a time holds %d, not more than 256 at a time (%d)", oldCap, listCap)
+		t.Errorf("refilling 4096 bytes at a time holds %d, not more than 256 at a time (%d)", oldCap, listCap)
 	}
 }

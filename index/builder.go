@@ -378,10 +378,12 @@ func (u *unitBuf) flush() {
 type termOut struct {
 	key  termKey
 	rows []uint32
-	// list holds the rows instead (MergeText's terms), decoded when the
-	// term is written.
-	list     rowList
-	bm       *roaring.Bitmap
+	// list holds the rows instead (tokens' and MergeText's terms),
+	// decoded when the term is written.
+	list rowList
+	bm   *roaring.Bitmap
+	// one is the row of a term of one row given by none of the above.
+	one      uint32
 	card     uint64
 	frequent bool
 }
@@ -424,31 +426,57 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 		f := b.fields[k]
 		clear(terms) // let the previous field's bitmaps go
 		terms = terms[:0]
-		var long *roaring.Bitmap
+		var err error
 		if f.kind == kindToken {
-			terms = slices.Grow(terms, len(f.strs))
-			for x, p := range f.strs {
-				terms = append(terms, p.out(termKey{str: x}))
-			}
-			if f.long.n > 0 {
-				lo := f.long.out(termKey{})
-				if long = lo.bm; long == nil {
-					long = roaring.New()
-					long.AddMany(lo.rows)
-					if lo.list.n > 0 {
-						long.AddMany(lo.list.appendSorted(nil))
-					}
-				}
-			}
+			err = b.writeTokens(fw, f)
 		} else {
 			terms, rows = f.vals.terms(slices.Grow(terms, len(f.vals.keys)), rows, &b.codes)
+			err = fw.field(f.path, f.kind, terms, nil, b.frequentAbove(f.kind))
 		}
-		if err := fw.field(f.path, f.kind, terms, long, b.frequentAbove(f.kind)); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		delete(b.fields, k)
 	}
 	return fw.finish(), nil
+}
+
+// tokenRef is a token of a field being written.
+type tokenRef struct {
+	key string
+	p   *postings
+}
+
+// writeTokens writes token field f: its terms are taken in order from
+// their postings as they are written, each let go once written, rather
+// than all first made into termOuts (a flush's token field has tens of
+// thousands).
+func (b *Builder) writeTokens(fw *fieldWriter, f *fieldBuilder) error {
+	refs := make([]tokenRef, 0, len(f.strs))
+	for x, p := range f.strs {
+		refs = append(refs, tokenRef{x, p})
+	}
+	f.strs = nil
+	slices.SortFunc(refs, func(a, b tokenRef) int { return strings.Compare(a.key, b.key) })
+	var long *roaring.Bitmap
+	if f.long.n > 0 {
+		lo := f.long.out(termKey{})
+		if long = lo.bm; long == nil {
+			long = roaring.New()
+			if lo.card == 1 {
+				long.Add(lo.one)
+			}
+			if lo.list.n > 0 {
+				long.AddMany(lo.list.appendSorted(nil))
+			}
+		}
+	}
+	return fw.sortedField(f.path, f.kind, len(refs), func(i int) termOut {
+		r := &refs[i]
+		t := r.p.out(termKey{str: r.key})
+		*r = tokenRef{}
+		return t
+	}, long, b.frequentAbove(f.kind))
 }
 
 // frequentAbove is the count past which a token keeps no postings.
@@ -527,10 +555,11 @@ func (fw *fieldWriter) sortedField(path string, kind Kind, n int, term func(i in
 			tb = append(tb, postFrequent)
 			tb = binary.AppendUvarint(tb, t.card)
 		case t.card == 1:
-			row := uint32(0)
-			if t.bm != nil {
+			row := t.one
+			switch {
+			case t.bm != nil:
 				row = t.bm.Minimum()
-			} else {
+			case len(t.rows) > 0:
 				row = t.rows[0]
 			}
 			tb = append(tb, postSingle)

@@ -98,7 +98,7 @@ func (p *postings) out(key termKey) termOut {
 	case p.gone:
 		return termOut{key: key, card: uint64(p.n), frequent: true}
 	case p.n == 1:
-		return termOut{key: key, rows: []uint32{p.last}, card: 1}
+		return termOut{key: key, one: p.last, card: 1}
 	case p.bm != nil:
 		p.refill()
 		p.enc = nil

@@ -134,6 +134,9 @@ func TestPostingsRows(t *testing.T) {
 		if out.list.n > 0 {
 			got = out.list.appendSorted(nil)
 		}
+		if out.card == 1 && got == nil {
+			got = []uint32{out.one}
+		}
 		if out.card != uint64(len(want)) || !slices.Equal(got, want) {
 			t.Fatalf("%d rows: got %v (count %d), want %v", n, got, out.card, want)
 		}

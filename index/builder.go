@@ -162,10 +162,10 @@ func (b *Builder) field(path string, kind Kind) *fieldBuilder {
 	return f
 }
 
-// codeScratch returns the builder's per-row code memory, n zeroed codes.
+// codeScratch returns the builder's per-row code memory for n codes.
+// What it holds is not cleared: the Adds set every code, 0 for a NULL.
 func (b *Builder) codeScratch(n int) []uint32 {
 	b.codes = slices.Grow(b.codes[:0], n)[:n]
-	clear(b.codes)
 	return b.codes
 }
 
@@ -179,7 +179,7 @@ func (b *Builder) addCodes(f *fieldBuilder, base uint32, codes []uint32, present
 	if present == 0 {
 		return
 	}
-	f.vals.chunks = append(f.vals.chunks, encodeCodes(base, codes, present, uint32(len(f.vals.keys)), &b.sparse))
+	f.vals.addChunk(encodeCodes(base, codes, present, uint32(len(f.vals.keys)), &b.sparse))
 }
 
 // AddStrings indexes the values of a string vector; row i of v is segment
@@ -201,6 +201,7 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 		clear(byDict)
 		for i := 0; i < v.Len; i++ {
 			if v.IsNull(i) {
+				codes[i] = 0
 				continue
 			}
 			dc := v.Codes[i]
@@ -219,6 +220,7 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 	} else {
 		for i := 0; i < v.Len; i++ {
 			if v.IsNull(i) {
+				codes[i] = 0
 				continue
 			}
 			code := vf.stringCode(v.StringAt(i))
@@ -245,6 +247,7 @@ func (b *Builder) AddInts(path string, base uint32, v *vec.Vector) {
 	present := 0
 	for i := 0; i < v.Len; i++ {
 		if v.IsNull(i) {
+			codes[i] = 0
 			continue
 		}
 		code := vf.intCode(v.Ints[i])
@@ -267,6 +270,7 @@ func (b *Builder) AddBools(path string, base uint32, v *vec.Vector) {
 	present := 0
 	for i := 0; i < v.Len; i++ {
 		if v.IsNull(i) {
+			codes[i] = 0
 			continue
 		}
 		code := vf.boolCode(v.Bools[i])
@@ -276,7 +280,7 @@ func (b *Builder) AddBools(path string, base uint32, v *vec.Vector) {
 	}
 	if present > 0 {
 		// Two terms at most: never dropped.
-		vf.chunks = append(vf.chunks, encodeCodes(base, codes, present, uint32(len(vf.keys)), &b.sparse))
+		vf.addChunk(encodeCodes(base, codes, present, uint32(len(vf.keys)), &b.sparse))
 	}
 }
 
@@ -510,6 +514,8 @@ type fieldWriter struct {
 	n   int
 	// rows is the memory terms' rowLists are decoded into, one at a time.
 	rows []uint32
+	// words is rowsBitmap's bitset, for one term at a time.
+	words []uint64
 }
 
 func newFieldWriter(w UnitWriter) *fieldWriter { return &fieldWriter{w: w} }
@@ -567,8 +573,7 @@ func (fw *fieldWriter) sortedField(path string, kind Kind, n int, term func(i in
 		default:
 			bm := t.bm
 			if bm == nil {
-				bm = roaring.New()
-				bm.AddMany(t.rows)
+				bm = rowsBitmap(t.rows, &fw.words)
 			}
 			ui, off, ln := ub.add(bm)
 			tb = append(tb, postBitmap)

@@ -266,3 +266,27 @@ func FuzzCodeChunk(f *testing.F) {
 		}
 	})
 }
+
+// TestValueFieldBlocksOutOfOrder: blocks added out of order, or the same
+// block twice, still give each term its rows once, ascending.
+func TestValueFieldBlocksOutOfOrder(t *testing.T) {
+	vals := []string{"a", "b", "a", "c", "a"}
+	ix := build(t, func(b *Builder) {
+		b.AddStrings("f", 10, dictVec(vals))
+		b.AddStrings("f", 0, strVec(vals, 0))
+		b.AddStrings("f", 0, dictVec(vals)) // again
+		b.AddInts("n", 7, &vec.Vector{Len: 2, Ints: []int64{5, 6}})
+		b.AddInts("n", 3, &vec.Vector{Len: 2, Ints: []int64{5, 5}})
+	})
+	bm, ok, err := ix.LookupString("f", "a")
+	if !ok || err != nil || !slices.Equal(rowsOf(bm), []uint32{0, 2, 4, 10, 12, 14}) {
+		t.Fatalf("a: %v %v %v", rowsOf(bm), ok, err)
+	}
+	_, n, _, _ := ix.Match("f", KindString, func(v any) bool { return v == "a" }, false)
+	if n != 6 {
+		t.Fatalf("a counted %d rows, want 6", n)
+	}
+	if bm, _, _ := ix.LookupInt("n", 5); !slices.Equal(rowsOf(bm), []uint32{3, 4, 7}) {
+		t.Fatalf("5: %v", rowsOf(bm))
+	}
+}

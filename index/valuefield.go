@@ -14,8 +14,21 @@ type valueField struct {
 	bool [2]uint32         // bool fields: the codes of false and true, 0 until seen
 	keys []termKey         // the terms by code-1
 	card []uint32          // their rows by code-1
-	// chunks are in the order added: bases non-decreasing.
+	// chunks are in the order added.
 	chunks []codeChunk
+	// overlap says some chunk begins before the end of the one before
+	// (rows added out of order or twice): a term's rows must then be
+	// sorted when written.
+	overlap bool
+}
+
+// addChunk keeps the codes of a block.
+func (vf *valueField) addChunk(c codeChunk) {
+	if n := len(vf.chunks); n > 0 {
+		prev := &vf.chunks[n-1]
+		vf.overlap = vf.overlap || uint64(c.base) < uint64(prev.base)+uint64(prev.n)
+	}
+	vf.chunks = append(vf.chunks, c)
 }
 
 // stringCode returns the code of term s, numbering it if new.
@@ -89,7 +102,7 @@ func (vf *valueField) terms(terms []termOut, rows []uint32, codes *[]uint32) ([]
 	for k := range n {
 		tr := rows[start:pos[k]]
 		start = end[k]
-		if !isStrictlyAscending(tr) {
+		if vf.overlap && !isStrictlyAscending(tr) {
 			// Blocks added out of order or twice: a term's rows are
 			// still a set.
 			slices.Sort(tr)

@@ -43,8 +43,11 @@ type Builder struct {
 	fields map[fieldKey]*fieldBuilder
 	// rows is one past the highest row added, for token frequencies.
 	rows uint32
-	// byCode is rowsByCode's memory, reused vector after vector.
-	byCode byCode
+	// codes, byDict and sparse are the memory the Adds of value fields
+	// reuse, vector after vector (see codeChunk).
+	codes  []uint32
+	byDict []uint32
+	sparse []byte
 	// merged holds the token fields MergeText built, written as they are.
 	merged map[fieldKey]*mergedField
 }
@@ -55,11 +58,12 @@ type fieldKey struct {
 }
 
 type fieldBuilder struct {
-	path    string
-	kind    Kind
-	ints    map[int64]*postings
+	path string
+	kind Kind
+	// vals is a value field's terms and rows.
+	vals valueField
+	// strs, long: a token field's terms and long rows.
 	strs    map[string]*postings
-	bools   [2]*postings
 	long    postings
 	dropped bool
 	// frequentCap (token fields with a RowsHint) is the count past which
@@ -102,7 +106,7 @@ func (f *fieldBuilder) addToken(tok string, row uint32) {
 	}
 	p.add(row)
 	if f.frequentCap > 0 && p.n > f.frequentCap && !p.gone {
-		p.rows, p.bm, p.gone = nil, nil, true
+		p.enc, p.bm, p.gone = nil, nil, true
 	}
 }
 
@@ -118,77 +122,6 @@ func (f *fieldBuilder) newPostings() *postings {
 
 // postingsSlab is how many terms' postings one allocation holds.
 const postingsSlab = 256
-
-// postings are the rows of one term, ascending, each once: the newest in
-// rows, and, past postingSpill of them, the older ones in bm (2 bytes a
-// row or less, where rows takes 4); a term of one row keeps it in last
-// alone. n counts them; once gone (a token sure to be frequent), only n
-// is kept.
-type postings struct {
-	rows []uint32
-	bm   *roaring.Bitmap
-	n    uint32
-	last uint32 // the last row added, when n > 0
-	gone bool
-}
-
-// postingSpill is how many rows a term holds as a list before they move
-// into its bitmap. A value field of a few million rows (every row in one
-// of its terms) would otherwise hold 4 bytes per row until Write.
-var postingSpill = 4096
-
-// postingRefill is how many rows a term that has a bitmap collects before
-// adding them to it. Smaller than postingSpill: the list of a term that
-// spilled is not worth 16 KB held to the end (a merge of a few million
-// rows has thousands of such terms: every term of a value field, and the
-// tokens just under the frequent share), and a batch of this many rows
-// still costs one container lookup per run of rows, as a long one does.
-var postingRefill = 256
-
-func (p *postings) add(r uint32) {
-	if p.n > 0 && p.last == r {
-		return
-	}
-	first := p.last
-	p.n++
-	p.last = r
-	switch {
-	case p.gone:
-		return
-	case p.n == 1:
-		// A term's only row is last: most tokens of a large segment are
-		// seen once, and need no slice.
-		return
-	case p.n == 2:
-		p.rows = append(p.rows, first)
-	}
-	p.rows = append(p.rows, r)
-	switch {
-	case p.bm == nil && len(p.rows) >= postingSpill:
-		p.bm = roaring.New()
-		p.bm.AddMany(p.rows)
-		p.rows = make([]uint32, 0, min(postingRefill, postingSpill))
-	case p.bm != nil && len(p.rows) >= min(postingRefill, postingSpill):
-		p.bm.AddMany(p.rows)
-		p.rows = p.rows[:0]
-	}
-}
-
-// out returns the term to write: its rows or its bitmap, and its count.
-func (p *postings) out(key termKey) termOut {
-	if p.gone {
-		return termOut{key: key, card: uint64(p.n), frequent: true}
-	}
-	rows := p.rows
-	if p.n == 1 {
-		rows = []uint32{p.last}
-	}
-	if p.bm != nil {
-		p.bm.AddMany(rows)
-		return termOut{key: key, bm: p.bm, card: uint64(p.n)}
-	}
-	return termOut{key: key, rows: rows, card: uint64(p.n)}
-}
 
 // NewBuilder returns an empty builder.
 func NewBuilder(opts *BuilderOptions) *Builder {
@@ -212,94 +145,41 @@ func (b *Builder) field(path string, kind Kind) *fieldBuilder {
 		f = &fieldBuilder{path: path, kind: kind}
 		switch kind {
 		case kindInt:
-			f.ints = map[int64]*postings{}
-		case kindString, kindToken:
+			f.vals.ints = map[int64]uint32{}
+		case kindString:
+			f.vals.strs = map[string]uint32{}
+		case kindToken:
 			f.strs = map[string]*postings{}
-			if kind == kindToken && b.opts.RowsHint > 0 {
+			if b.opts.RowsHint > 0 {
 				// At or past frequentAbove's count for any row count up
 				// to the hint, so a token let go is one Write would have
 				// found frequent.
 				f.frequentCap = uint32(min(uint64(math.MaxUint32), frequentCount(uint64(b.opts.RowsHint), b.opts.FrequentTokenShare)))
 			}
-		case kindBool:
-			f.bools = [2]*postings{{}, {}}
 		}
 		b.fields[k] = f
 	}
 	return f
 }
 
-func (b *Builder) checkTerms(f *fieldBuilder) {
-	if f.kind == kindToken {
+// codeScratch returns the builder's per-row code memory for n codes.
+// What it holds is not cleared: the Adds set every code, 0 for a NULL.
+func (b *Builder) codeScratch(n int) []uint32 {
+	b.codes = slices.Grow(b.codes[:0], n)[:n]
+	return b.codes
+}
+
+// addCodes ends an Add of a value field: drops the field if it has more
+// terms than MaxValueTerms, else keeps the codes of rows base on.
+func (b *Builder) addCodes(f *fieldBuilder, base uint32, codes []uint32, present int) {
+	if len(f.vals.keys) > b.opts.MaxValueTerms {
+		f.dropped, f.vals = true, valueField{}
 		return
 	}
-	if len(f.ints)+len(f.strs) > b.opts.MaxValueTerms {
-		f.dropped, f.ints, f.strs = true, nil, nil
+	if present == 0 {
+		return
 	}
-}
-
-// byCode is the memory rowsByCode reuses from one call to the next.
-type byCode struct {
-	counts, pos []int32
-	rows        []uint32
-}
-
-// rowsByCode groups the selected rows of a dictionary vector by code. It
-// returns false without calling fn when more than maxCodes distinct codes
-// are used (0: no bound). sc lends it memory (nil: none).
-func rowsByCode(v *vec.Vector, maxCodes int, sc *byCode, fn func(code uint32, rows []uint32)) bool {
-	if sc == nil {
-		sc = &byCode{}
-	}
-	sc.counts = slices.Grow(sc.counts[:0], len(v.Dict)+1)[:len(v.Dict)+1]
-	counts := sc.counts
-	clear(counts)
-	for i := 0; i < v.Len; i++ {
-		if !v.IsNull(i) {
-			counts[v.Codes[i]+1]++
-		}
-	}
-	if maxCodes > 0 {
-		used := 0
-		for _, n := range counts[1:] {
-			if n > 0 {
-				used++
-			}
-		}
-		if used > maxCodes {
-			// A dictionary may repeat a value: count distinct values, up to
-			// one past the bound.
-			distinct := make(map[string]struct{}, maxCodes+1)
-			for c, n := range counts[1:] {
-				if n > 0 {
-					distinct[v.Dict[c]] = struct{}{}
-					if len(distinct) > maxCodes {
-						return false
-					}
-				}
-			}
-		}
-	}
-	for i := 1; i < len(counts); i++ {
-		counts[i] += counts[i-1]
-	}
-	sc.rows = slices.Grow(sc.rows[:0], int(counts[len(counts)-1]))[:counts[len(counts)-1]]
-	rows := sc.rows
-	sc.pos = append(sc.pos[:0], counts[:len(v.Dict)]...)
-	pos := sc.pos
-	for i := 0; i < v.Len; i++ {
-		if !v.IsNull(i) {
-			c := v.Codes[i]
-			rows[pos[c]] = uint32(i)
-			pos[c]++
-		}
-	}
-	for c := range v.Dict {
-		if counts[c+1] > counts[c] {
-			fn(uint32(c), rows[counts[c]:counts[c+1]])
-		}
-	}
-	return true
+	f.vals.addChunk(encodeCodes(base, codes, present, uint32(len(f.vals.keys)), &b.sparse))
 }
 
 // AddStrings indexes the values of a string vector; row i of v is segment
@@ -310,76 +190,97 @@ func (b *Builder) AddStrings(path string, base uint32, v *vec.Vector) {
 	if f.dropped {
 		return
 	}
+	vf := &f.vals
+	codes := b.codeScratch(v.Len)
+	present := 0
 	if v.Dict != nil {
-		// A vector of more distinct values than a field may have drops the
-		// field whatever it held: say so before grouping its rows.
-		grouped := rowsByCode(v, b.opts.MaxValueTerms, &b.byCode, func(code uint32, rows []uint32) {
-			if f.dropped {
-				return
+		// Look each dictionary entry up once: byDict[c] is the code of
+		// entry c, 0 until a row holds it.
+		b.byDict = slices.Grow(b.byDict[:0], len(v.Dict))[:len(v.Dict)]
+		byDict := b.byDict
+		clear(byDict)
+		for i := 0; i < v.Len; i++ {
+			if v.IsNull(i) {
+				codes[i] = 0
+				continue
 			}
-			s := v.Dict[code]
-			p := f.strs[s]
-			if p == nil {
-				p = f.newPostings()
-				f.strs[strings.Clone(s)] = p
-				b.checkTerms(f)
+			dc := v.Codes[i]
+			code := byDict[dc]
+			if code == 0 {
+				code = vf.stringCode(v.Dict[dc])
+				if len(vf.keys) > b.opts.MaxValueTerms {
+					break // addCodes drops the field
+				}
+				byDict[dc] = code
 			}
-			for _, r := range rows {
-				p.add(base + r)
-			}
-		})
-		if !grouped {
-			f.dropped, f.strs = true, nil
+			codes[i] = code
+			vf.card[code-1]++
+			present++
 		}
-		return
+	} else {
+		for i := 0; i < v.Len; i++ {
+			if v.IsNull(i) {
+				codes[i] = 0
+				continue
+			}
+			code := vf.stringCode(v.StringAt(i))
+			if len(vf.keys) > b.opts.MaxValueTerms {
+				break
+			}
+			codes[i] = code
+			vf.card[code-1]++
+			present++
+		}
 	}
-	for i := 0; i < v.Len && !f.dropped; i++ {
-		if v.IsNull(i) {
-			continue
-		}
-		s := v.StringAt(i)
-		p := f.strs[s]
-		if p == nil {
-			p = f.newPostings()
-			f.strs[strings.Clone(s)] = p
-			b.checkTerms(f)
-		}
-		p.add(base + uint32(i))
-	}
+	b.addCodes(f, base, codes, present)
 }
 
 // AddInts indexes the values of an Int64 vector.
 func (b *Builder) AddInts(path string, base uint32, v *vec.Vector) {
 	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindInt)
-	for i := 0; i < v.Len && !f.dropped; i++ {
+	if f.dropped {
+		return
+	}
+	vf := &f.vals
+	codes := b.codeScratch(v.Len)
+	present := 0
+	for i := 0; i < v.Len; i++ {
 		if v.IsNull(i) {
+			codes[i] = 0
 			continue
 		}
-		x := v.Ints[i]
-		p := f.ints[x]
-		if p == nil {
-			p = f.newPostings()
-			f.ints[x] = p
-			b.checkTerms(f)
+		code := vf.intCode(v.Ints[i])
+		if len(vf.keys) > b.opts.MaxValueTerms {
+			break
 		}
-		p.add(base + uint32(i))
+		codes[i] = code
+		vf.card[code-1]++
+		present++
 	}
+	b.addCodes(f, base, codes, present)
 }
 
 // AddBools indexes the values of a Bool vector.
 func (b *Builder) AddBools(path string, base uint32, v *vec.Vector) {
 	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindBool)
+	vf := &f.vals
+	codes := b.codeScratch(v.Len)
+	present := 0
 	for i := 0; i < v.Len; i++ {
 		if v.IsNull(i) {
+			codes[i] = 0
 			continue
 		}
-		if v.Bools[i] {
-			f.bools[1].add(base + uint32(i))
-		} else {
-			f.bools[0].add(base + uint32(i))
-		}
+		code := vf.boolCode(v.Bools[i])
+		codes[i] = code
+		vf.card[code-1]++
+		present++
+	}
+	if present > 0 {
+		// Two terms at most: never dropped.
+		vf.addChunk(encodeCodes(base, codes, present, uint32(len(vf.keys)), &b.sparse))
 	}
 }
 
@@ -481,10 +382,12 @@ func (u *unitBuf) flush() {
 type termOut struct {
 	key  termKey
 	rows []uint32
-	// list holds the rows instead (MergeText's terms), decoded when the
-	// term is written.
-	list     rowList
-	bm       *roaring.Bitmap
+	// list holds the rows instead (tokens' and MergeText's terms),
+	// decoded when the term is written.
+	list rowList
+	bm   *roaring.Bitmap
+	// one is the row of a term of one row given by none of the above.
+	one      uint32
 	card     uint64
 	frequent bool
 }
@@ -499,6 +402,8 @@ type termKey struct {
 }
 
 // Write stores the postings through w and returns the directory bytes.
+// It lets each field's memory go once the field is written: a Builder is
+// written once.
 func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 	keys := make([]fieldKey, 0, len(b.fields)+len(b.merged))
 	for k, f := range b.fields {
@@ -513,45 +418,69 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 	keys = keys[:min(len(keys), maxFields)]
 	fw := newFieldWriter(w)
 	var terms []termOut // one field's, its memory reused by the next
+	var rows []uint32   // a value field's rows, reused by the next
 	for _, k := range keys {
 		if m := b.merged[k]; m != nil {
-			if err := fw.field(k.path, k.kind, m.terms, m.long, b.frequentAbove(k.kind)); err != nil {
+			if err := fw.sortedField(k.path, k.kind, len(m.terms), m.term, m.long, b.frequentAbove(k.kind)); err != nil {
 				return nil, err
 			}
+			delete(b.merged, k)
 			continue
 		}
 		f := b.fields[k]
 		clear(terms) // let the previous field's bitmaps go
-		terms = slices.Grow(terms[:0], len(f.ints)+len(f.strs)+len(f.bools))
-		switch f.kind {
-		case kindInt:
-			for x, p := range f.ints {
-				terms = append(terms, p.out(termKey{num: x}))
-			}
-		case kindString, kindToken:
-			for x, p := range f.strs {
-				terms = append(terms, p.out(termKey{str: x}))
-			}
-		case kindBool:
-			for i, p := range f.bools {
-				if p.n > 0 {
-					terms = append(terms, p.out(termKey{num: int64(i)}))
-				}
-			}
+		terms = terms[:0]
+		var err error
+		if f.kind == kindToken {
+			err = b.writeTokens(fw, f)
+		} else {
+			terms, rows = f.vals.terms(slices.Grow(terms, len(f.vals.keys)), rows, &b.codes)
+			err = fw.field(f.path, f.kind, terms, nil, b.frequentAbove(f.kind))
 		}
-		var long *roaring.Bitmap
-		if f.long.n > 0 {
-			lo := f.long.out(termKey{})
-			if long = lo.bm; long == nil {
-				long = roaring.New()
-				long.AddMany(lo.rows)
-			}
-		}
-		if err := fw.field(f.path, f.kind, terms, long, b.frequentAbove(f.kind)); err != nil {
+		if err != nil {
 			return nil, err
 		}
+		delete(b.fields, k)
 	}
 	return fw.finish(), nil
+}
+
+// tokenRef is a token of a field being written.
+type tokenRef struct {
+	key string
+	p   *postings
+}
+
+// writeTokens writes token field f: its terms are taken in order from
+// their postings as they are written, each let go once written, rather
+// than all first made into termOuts (a flush's token field has tens of
+// thousands).
+func (b *Builder) writeTokens(fw *fieldWriter, f *fieldBuilder) error {
+	refs := make([]tokenRef, 0, len(f.strs))
+	for x, p := range f.strs {
+		refs = append(refs, tokenRef{x, p})
+	}
+	f.strs = nil
+	slices.SortFunc(refs, func(a, b tokenRef) int { return strings.Compare(a.key, b.key) })
+	var long *roaring.Bitmap
+	if f.long.n > 0 {
+		lo := f.long.out(termKey{})
+		if long = lo.bm; long == nil {
+			long = roaring.New()
+			if lo.card == 1 {
+				long.Add(lo.one)
+			}
+			if lo.list.n > 0 {
+				long.AddMany(lo.list.appendSorted(nil))
+			}
+		}
+	}
+	return fw.sortedField(f.path, f.kind, len(refs), func(i int) termOut {
+		r := &refs[i]
+		t := r.p.out(termKey{str: r.key})
+		*r = tokenRef{}
+		return t
+	}, long, b.frequentAbove(f.kind))
 }
 
 // frequentAbove is the count past which a token keeps no postings.
@@ -585,6 +514,8 @@ type fieldWriter struct {
 	n   int
 	// rows is the memory terms' rowLists are decoded into, one at a time.
 	rows []uint32
+	// words is rowsBitmap's bitset, for one term at a time.
+	words []uint64
 }
 
 func newFieldWriter(w UnitWriter) *fieldWriter { return &fieldWriter{w: w} }
@@ -597,12 +528,20 @@ func compareTerms(kind Kind, a, b termKey) int {
 	return cmp.Compare(a.num, b.num)
 }
 
+// field writes a field of terms in any order.
 func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roaring.Bitmap, frequent uint64) error {
 	slices.SortFunc(terms, func(a, b termOut) int { return compareTerms(kind, a.key, b.key) })
+	return fw.sortedField(path, kind, len(terms), func(i int) termOut { return terms[i] }, long, frequent)
+}
+
+// sortedField writes a field of n terms, term(i) being the i-th in
+// ascending order; term is called once for each, in order.
+func (fw *fieldWriter) sortedField(path string, kind Kind, n int, term func(i int) termOut, long *roaring.Bitmap, frequent uint64) error {
 	ub := &unitBuf{w: fw.w}
 	var tb []byte
 	prev := int64(0)
-	for _, t := range terms {
+	for i := range n {
+		t := term(i)
 		if t.list.n > 0 {
 			fw.rows = t.list.appendSorted(fw.rows[:0])
 			t.rows = fw.rows
@@ -622,10 +561,11 @@ func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roar
 			tb = append(tb, postFrequent)
 			tb = binary.AppendUvarint(tb, t.card)
 		case t.card == 1:
-			row := uint32(0)
-			if t.bm != nil {
+			row := t.one
+			switch {
+			case t.bm != nil:
 				row = t.bm.Minimum()
-			} else {
+			case len(t.rows) > 0:
 				row = t.rows[0]
 			}
 			tb = append(tb, postSingle)
@@ -633,8 +573,7 @@ func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roar
 		default:
 			bm := t.bm
 			if bm == nil {
-				bm = roaring.New()
-				bm.AddMany(t.rows)
+				bm = rowsBitmap(t.rows, &fw.words)
 			}
 			ui, off, ln := ub.add(bm)
 			tb = append(tb, postBitmap)
@@ -661,7 +600,7 @@ func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roar
 	d = binary.AppendUvarint(d, uint64(len(path)))
 	d = append(d, path...)
 	d = append(d, byte(kind))
-	d = binary.AppendUvarint(d, uint64(len(terms)))
+	d = binary.AppendUvarint(d, uint64(n))
 	d = binary.AppendUvarint(d, uint64(termsOff))
 	d = binary.AppendUvarint(d, uint64(termsLen))
 	d = binary.AppendUvarint(d, uint64(len(ub.units)))

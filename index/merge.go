@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -182,10 +183,33 @@ func (fl freqLists) of(m *mergedTerm) []int {
 	return fl[m.freqIn-1]
 }
 
-// mergedField is a token field MergeText built, written as it is.
+// mergedField is a token field MergeText built, written as it is: its
+// terms in ascending order.
 type mergedField struct {
-	terms []termOut
+	terms []mergedOut
 	long  *roaring.Bitmap
+}
+
+// mergedOut is a term of a mergedField: its rows, or for a frequent
+// token only its count. 56 bytes where a termOut takes 104: a large merge
+// holds hundreds of thousands of them from MergeText to Write (issue 14).
+type mergedOut struct {
+	key      string
+	rows     rowList
+	card     uint32
+	frequent bool
+}
+
+// term returns the i-th term to write and lets its rows go (they are
+// decoded when it is written, and a field is written once).
+func (m *mergedField) term(i int) termOut {
+	t := &m.terms[i]
+	out := termOut{key: termKey{str: t.key}, card: uint64(t.card), frequent: t.frequent}
+	if !t.frequent {
+		out.list = t.rows
+	}
+	t.rows = rowList{}
+	return out
 }
 
 // MergeText indexes the tokens of the text field path from the token
@@ -292,16 +316,17 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 	if err := recoverRows(path, inputs, terms, freqIn, frequent); err != nil {
 		return err
 	}
-	out := make([]termOut, 0, len(terms))
+	out := make([]mergedOut, 0, len(terms))
 	for key, m := range terms {
 		if m.frequent {
-			out = append(out, termOut{key: termKey{str: key}, card: uint64(m.card), frequent: true})
+			out = append(out, mergedOut{key: key, card: m.card, frequent: true})
 			continue
 		}
 		// Rows are distinct (a RowMap maps rows one to one): sorted (when
 		// written), they are the term's postings, their number its count.
-		out = append(out, termOut{key: termKey{str: key}, list: m.rows, card: uint64(m.rows.n)})
+		out = append(out, mergedOut{key: key, rows: m.rows, card: m.rows.n})
 	}
+	slices.SortFunc(out, func(a, b mergedOut) int { return strings.Compare(a.key, b.key) })
 	k := fieldKey{path, kindToken}
 	delete(b.fields, k)
 	if b.merged == nil {

@@ -126,4 +126,7 @@ func TestMergedTermSizes(t *testing.T) {
 	if s := unsafe.Sizeof(mergedTerm{}); s != 48 {
 		t.Errorf("mergedTerm takes %d bytes, want 48", s)
 	}
+	if s := unsafe.Sizeof(mergedOut{}); s != 56 {
+		t.Errorf("mergedOut takes %d bytes, want 56", s)
+	}
 }

@@ -52,6 +52,7 @@ func openShard(e *Engine, id, dir string, repair bool) (*Shard, error) {
 	case len(damage) > 0:
 		return s.openWALDamaged(damage), nil
 	}
+	s.inheritSortKey()
 	if opts.Remote != nil && s.nextSeg == 0 {
 		// A shard with no segment yet numbers them from the clock (µs):
 		// on a replacement node whose data directory is new, it must not

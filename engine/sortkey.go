@@ -292,3 +292,24 @@ func (s *Shard) SortKey() string {
 	}
 	return s.opts.SortKey
 }
+
+// inheritSortKey gives a shard just opened the sort key its newest
+// segment was written with, until SetSortKey says otherwise. The server
+// applies each source's key from its catalog only after the engine has
+// opened (and replayed) the shards, and tools open the engine without a
+// catalog (bench's settle, snapshot): a flush of replayed heads or a
+// merge that ran before would write its rows in time order, and a merged
+// segment that big is never merged again, so a project filter would read
+// every block of it for good.
+func (s *Shard) inheritSortKey() {
+	var newest *segRef
+	for _, sg := range s.segs {
+		if newest == nil || sg.id > newest.id {
+			newest = sg
+		}
+	}
+	if newest != nil && newest.meta.sortKey != "" {
+		key := newest.meta.sortKey
+		s.sortKey.Store(&key)
+	}
+}

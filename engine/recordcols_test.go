@@ -50,25 +50,8 @@ func TestRecordsWithEmptyObjects(t *testing.T) {
 	check := func(where string) {
 		sn := s.Snapshot()
 		defer sn.Release()
-		req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime,
-			Columns: []scan.Column{{Path: "timestamp", Type: vec.Timestamp}, {Path: "metadata", Kind: scan.Record}}}
-		sc, err := sn.Table("src").Open(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc, times, refs := scanRecordRefs(t, sn)
 		defer sc.Close()
-		var times, refs []int64
-		for _, u := range sc.Units() {
-			if err := u.Read(context.Background(), func(b *vec.Batch) error {
-				b.ForEach(func(i int) {
-					times = append(times, b.Cols[0].Ints[i])
-					refs = append(refs, b.Cols[1].Ints[i])
-				})
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}
 		if len(refs) != len(evs) {
 			t.Fatalf("%s: %d rows, want %d", where, len(refs), len(evs))
 		}
@@ -155,25 +138,8 @@ func TestRecordsWithCopiedColumns(t *testing.T) {
 	if shared == 0 {
 		t.Fatal("no block stores the two address columns once")
 	}
-	req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime,
-		Columns: []scan.Column{{Path: "timestamp", Type: vec.Timestamp}, {Path: "metadata", Kind: scan.Record}}}
-	sc, err := sn.Table("src").Open(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, times, refs := scanRecordRefs(t, sn)
 	defer sc.Close()
-	var times, refs []int64
-	for _, u := range sc.Units() {
-		if err := u.Read(context.Background(), func(b *vec.Batch) error {
-			b.ForEach(func(i int) {
-				times = append(times, b.Cols[0].Ints[i])
-				refs = append(refs, b.Cols[1].Ints[i])
-			})
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if len(refs) != len(evs) {
 		t.Fatalf("%d rows, want %d", len(refs), len(evs))
 	}
@@ -195,4 +161,30 @@ func TestRecordsWithCopiedColumns(t *testing.T) {
 			t.Fatalf("record at %d read with the others: %s, want %s", times[k], all[k], want[times[k]])
 		}
 	}
+}
+
+// scanRecordRefs scans every row of table src for its timestamp and a
+// reference to its metadata record, which the open scan (the caller
+// closes it) materialises.
+func scanRecordRefs(t *testing.T, sn *Snapshot) (sc scan.Scan, times, refs []int64) {
+	t.Helper()
+	req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime,
+		Columns: []scan.Column{{Path: "timestamp", Type: vec.Timestamp}, {Path: "metadata", Kind: scan.Record}}}
+	sc, err := sn.Table("src").Open(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range sc.Units() {
+		if err := u.Read(context.Background(), func(b *vec.Batch) error {
+			b.ForEach(func(i int) {
+				times = append(times, b.Cols[0].Ints[i])
+				refs = append(refs, b.Cols[1].Ints[i])
+			})
+			return nil
+		}); err != nil {
+			sc.Close()
+			t.Fatal(err)
+		}
+	}
+	return sc, times, refs
 }

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/internal/vfs"
 )
 
@@ -14,45 +13,11 @@ import (
 // order of the calls.
 func writeFetched(t *testing.T, fs vfs.FS, name string, cols []testColumn, blockRows int, opts *WriterOptions) []int {
 	t.Helper()
-	f, err := fs.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	descs := make([]ColumnDesc, len(cols))
-	for i, c := range cols {
-		descs[i] = c.desc
-	}
-	w, err := NewWriter(f, descs, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, w := newTestWriter(t, fs, name, cols, opts)
 	var fetched []int
 	for from := 0; from < len(cols[0].vals); from += blockRows {
 		to := min(from+blockRows, len(cols[0].vals))
-		fill := func(ci int, d *ColumnData) bool {
-			*d = ColumnData{}
-			present := false
-			for i := from; i < to; i++ {
-				v := cols[ci].vals[i]
-				if v == nil {
-					if d.Nulls == nil {
-						d.Nulls = vec.NewBitset(to - from)
-					}
-					d.Nulls.Set(i - from)
-				} else {
-					present = true
-				}
-				switch cols[ci].desc.Type {
-				case TypeInt64, TypeTimestamp:
-					x, _ := v.(int64)
-					d.Ints = append(d.Ints, x)
-				default:
-					x, _ := v.(string)
-					d.Strs = append(d.Strs, x)
-				}
-			}
-			return present
-		}
+		fill := func(ci int, d *ColumnData) bool { return fillTestColumn(&cols[ci], from, to, d) }
 		var ts, cur ColumnData
 		fill(0, &ts)
 		fetch := func(ci int, d *ColumnData) (bool, error) {

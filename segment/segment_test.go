@@ -19,7 +19,8 @@ type testColumn struct {
 	vals []any // bool, int64, float64, string
 }
 
-func writeSegment(t testing.TB, fs vfs.FS, name string, cols []testColumn, blockRows int, opts *WriterOptions) {
+// newTestWriter creates file name on fs and a writer of cols into it.
+func newTestWriter(t testing.TB, fs vfs.FS, name string, cols []testColumn, opts *WriterOptions) (vfs.File, *Writer) {
 	t.Helper()
 	f, err := fs.Create(name)
 	if err != nil {
@@ -33,40 +34,52 @@ func writeSegment(t testing.TB, fs vfs.FS, name string, cols []testColumn, block
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, w
+}
+
+// fillTestColumn sets d to rows [from, to) of c and reports whether any
+// of them has a value.
+func fillTestColumn(c *testColumn, from, to int, d *ColumnData) bool {
+	*d = ColumnData{}
+	present := false
+	for i := from; i < to; i++ {
+		v := c.vals[i]
+		if v == nil {
+			if d.Nulls == nil {
+				d.Nulls = vec.NewBitset(to - from)
+			}
+			d.Nulls.Set(i - from)
+		} else {
+			present = true
+		}
+		switch c.desc.Type {
+		case TypeBool, TypeObject:
+			d.Bools = append(d.Bools, v == true)
+		case TypeInt64, TypeTimestamp:
+			x, _ := v.(int64)
+			d.Ints = append(d.Ints, x)
+		case TypeFloat64:
+			x, _ := v.(float64)
+			d.Floats = append(d.Floats, x)
+		default:
+			x, _ := v.(string)
+			d.Strs = append(d.Strs, x)
+		}
+	}
+	return present
+}
+
+func writeSegment(t testing.TB, fs vfs.FS, name string, cols []testColumn, blockRows int, opts *WriterOptions) {
+	t.Helper()
+	f, w := newTestWriter(t, fs, name, cols, opts)
 	total := len(cols[0].vals)
 	for start := 0; start < total; start += blockRows {
 		end := min(start+blockRows, total)
 		n := end - start
 		data := make([]*ColumnData, len(cols))
-		for ci, c := range cols {
+		for ci := range cols {
 			d := &ColumnData{}
-			any := false
-			for i := start; i < end; i++ {
-				v := c.vals[i]
-				r := i - start
-				if v == nil {
-					if d.Nulls == nil {
-						d.Nulls = vec.NewBitset(n)
-					}
-					d.Nulls.Set(r)
-				} else {
-					any = true
-				}
-				switch c.desc.Type {
-				case TypeBool, TypeObject:
-					d.Bools = append(d.Bools, v == true)
-				case TypeInt64, TypeTimestamp:
-					x, _ := v.(int64)
-					d.Ints = append(d.Ints, x)
-				case TypeFloat64:
-					x, _ := v.(float64)
-					d.Floats = append(d.Floats, x)
-				default:
-					x, _ := v.(string)
-					d.Strs = append(d.Strs, x)
-				}
-			}
-			if any {
+			if fillTestColumn(&cols[ci], start, end, d) {
 				data[ci] = d
 			}
 		}

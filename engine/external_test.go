@@ -35,7 +35,7 @@ func (f *fixedExternal) Parts(shard string) ([]ExternalPart, []string) {
 }
 
 // TestExternalParts: an ingest node's sealed segment and its head, sent
-// as segment files (HeadSegments), are scanned by a shard with no data
+// as segment files (HeadParts), are scanned by a shard with no data
 // of its own through Options.External exactly as the ingest node's own
 // shard scans them; a gap reaches the answer's warnings, or fails a query
 // that has no place for them.
@@ -59,12 +59,12 @@ func TestExternalParts(t *testing.T) {
 	}
 	sn := sh.Snapshot()
 	own := sn.OwnSegments()
-	heads, err := sn.HeadSegments()
+	heads, err := sn.HeadParts()
 	sn.Release()
 	if err != nil || len(own) != 1 || len(heads) != 1 {
-		t.Fatalf("own %v, %d head segments, %v", own, len(heads), err)
+		t.Fatalf("own %v, %d head parts, %v", own, len(heads), err)
 	}
-	if err := writeSent(fs, "/sent/head.seg", heads[0]); err != nil {
+	if err := writeSent(fs, "/sent/head.seg", heads[0].Data); err != nil {
 		t.Fatal(err)
 	}
 	if names, _ := fs.List("/ingest/sources/src/segments"); len(names) != 1 {

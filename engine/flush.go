@@ -51,14 +51,7 @@ func newHeadSource(v *headView, sortKey string, blockRows int) *headSource {
 		if c.path == "timestamp" && c.typ == segment.TypeTimestamp {
 			ts = c.ints
 		}
-		elem := slices.Clone(c.elem)
-		slices.SortFunc(elem, func(a, b segment.ElemField) int {
-			if c := strings.Compare(a.Path, b.Path); c != 0 {
-				return c
-			}
-			return int(a.Type) - int(b.Type)
-		})
-		hs.cols = append(hs.cols, segment.ColumnDesc{Path: c.path, Type: c.typ, Elem: elem})
+		hs.cols = append(hs.cols, segment.ColumnDesc{Path: c.path, Type: c.typ, Elem: sortedElems(c.elem)})
 	}
 	hs.perm = make([]int32, v.rows)
 	for i := range hs.perm {
@@ -78,6 +71,19 @@ func newHeadSource(v *headView, sortKey string, blockRows int) *headSource {
 		return cmp.Compare(ts[a], ts[b])
 	})
 	return hs
+}
+
+// sortedElems returns a copy of an array column's element fields in the
+// order a segment lists them.
+func sortedElems(elem []segment.ElemField) []segment.ElemField {
+	out := slices.Clone(elem)
+	slices.SortFunc(out, func(a, b segment.ElemField) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return int(a.Type) - int(b.Type)
+	})
+	return out
 }
 
 // keyClasses groups the head's rows by their value of the sort key,
@@ -127,7 +133,7 @@ func (hs *headSource) keyClasses(sortKey string, blockRows int) []int32 {
 }
 
 func (hs *headSource) columns() []segment.ColumnDesc { return hs.cols }
-func (hs *headSource) rows() int                     { return hs.v.rows }
+func (hs *headSource) rows() int                     { return len(hs.perm) }
 func (hs *headSource) sortKey() string               { return hs.key }
 func (hs *headSource) blocks() []blockSpec           { return hs.specs }
 func (hs *headSource) fillsDecode() bool             { return false }

@@ -104,6 +104,11 @@ type Options struct {
 	HeadMemoryBudget     int64
 	AdmissionWait        time.Duration
 	MaxConcurrentFlushes int
+	// HeadPartsCacheBytes bounds the heads' parts an ingest node keeps
+	// encoded between query nodes' asks for its unsealed events, across
+	// the engines of the process (headparts.go; default a quarter of
+	// HeadMemoryBudget; negative: none kept, every ask encodes its heads).
+	HeadPartsCacheBytes int64
 
 	// BlockRows is the rows per segment block (default 65536); PageBytes
 	// the target page size before compression for columns of wide values
@@ -283,6 +288,12 @@ func (o *Options) withDefaults() (*Options, error) {
 	def(&out.MaxConcurrentFlushes, 1)
 	if out.HeadMemoryBudget <= 0 {
 		out.HeadMemoryBudget = 64 << 20
+	}
+	switch {
+	case out.HeadPartsCacheBytes == 0:
+		out.HeadPartsCacheBytes = out.HeadMemoryBudget / 4
+	case out.HeadPartsCacheBytes < 0:
+		out.HeadPartsCacheBytes = 0
 	}
 	def(&out.BlockRows, 65536)
 	def(&out.PageBytes, segment.DefaultPageBytes)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vec"
-	"github.com/sediment/sediment/internal/vfs"
 )
 
 // RemoteSegments returns the segments the shard serves now, each as a
@@ -90,37 +89,4 @@ func (sn *Snapshot) ForEachHeadEvent(fn func(e *event.Event) error) error {
 		}
 	}
 	return nil
-}
-
-// HeadSegments encodes the events of the snapshot's heads as segment
-// files, one per non-empty head, and returns their bytes: what an ingest
-// node sends a query node for the events it has not sealed yet. The
-// segments are written in memory, with the shard's layout options but
-// no sort key, and never touch the data directory.
-func (sn *Snapshot) HeadSegments() ([][]byte, error) {
-	s := sn.shard
-	opts := *s.opts
-	opts.FS = vfs.NewMemFS()
-	tmp := &Shard{id: s.id, dir: "/heads", segDir: "/heads/segments", quarDir: "/heads/quarantine", walDir: "/heads/wal", opts: &opts, eng: s.eng}
-	if err := opts.FS.MkdirAll(tmp.segDir); err != nil {
-		return nil, err
-	}
-	var out [][]byte
-	for i, hv := range sn.heads {
-		if hv.rows == 0 {
-			continue
-		}
-		ref, err := tmp.writeSegment(uint64(i+1), newHeadSource(hv, "", opts.BlockRows), segMeta{created: opts.Now().UnixMicro()}, 1)
-		if err != nil {
-			return nil, err
-		}
-		ref.r.Close()
-		b, err := vfs.ReadFile(opts.FS, ref.path)
-		if err != nil {
-			return nil, err
-		}
-		opts.FS.Remove(ref.path)
-		out = append(out, b)
-	}
-	return out, nil
 }

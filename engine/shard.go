@@ -38,6 +38,9 @@ type Shard struct {
 
 	walDir, segDir, quarDir string
 
+	// headParts keeps the heads' parts encoded for query nodes (headparts.go).
+	headParts headPartCache
+
 	// Write path: Append hands records to the committer goroutine, which
 	// writes them (one write and one fsync per group), inserts the events
 	// into the head and acknowledges.

@@ -67,6 +67,7 @@ func (s *Shard) close(flush bool) error {
 	s.head = newHead(s.opts.Now(), s.walSeq, s.opts.MaxColumns)
 	s.frozen = nil
 	s.mu.Unlock()
+	s.headParts.dropAll()
 	s.eng.freed.release() // other shards' appends may fit now
 	return err
 }

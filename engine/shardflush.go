@@ -142,6 +142,7 @@ func (s *Shard) flushHead(h *head) error {
 	s.frozen = slices.DeleteFunc(s.frozen, func(x *head) bool { return x == h })
 	s.noteRemoteLocked(ref, nil)
 	s.mu.Unlock()
+	s.headParts.forget(h) // what query nodes were sent of it (headparts.go)
 	s.deliverRemote()
 	s.warmSegment(ref) // the predicate cache, in the background (predwarm.go)
 	h.mu.RLock()

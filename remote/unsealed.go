@@ -68,7 +68,7 @@ func WriteUnsealed(w io.Writer, eng *engine.Engine, fs vfs.FS, node string, req 
 		}
 	}
 	slices.Sort(skip)
-	heads, err := sn.HeadSegments()
+	heads, err := sn.HeadParts()
 	if err != nil {
 		return fmt.Errorf("remote: encoding the heads of %s: %w", req.Source, err)
 	}
@@ -97,8 +97,8 @@ func WriteUnsealed(w io.Writer, eng *engine.Engine, fs vfs.FS, node string, req 
 			return err
 		}
 	}
-	for i, h := range heads {
-		if err := uw.part(fmt.Sprintf("%s/head-%d", node, i), bytes.NewReader(h), int64(len(h))); err != nil {
+	for _, h := range heads {
+		if err := uw.part(node+"/"+h.Name, bytes.NewReader(h.Data), int64(len(h.Data))); err != nil {
 			return err
 		}
 	}

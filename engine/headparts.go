@@ -59,7 +59,7 @@ type headPartCache struct {
 
 // headParts are one head's kept parts, in row order, contiguous from row 0.
 type headParts struct {
-	mu    sync.Mutex // held while parts are encoded, so that asks share the work
+	mu      sync.Mutex // held while parts are encoded, so that asks share the work
 	id      uint64
 	parts   []keptPart
 	dropped bool // the head is gone: nothing is kept any more

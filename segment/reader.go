@@ -334,6 +334,10 @@ func (r *Reader) readUnitBuf(off, ln int64, section string, maxSize int, pool bo
 		putBuf(buf)
 		return out, false, nil
 	case codecZstd, codecZstdHistory:
+		if claimed, lies := frameSizeLies(buf[:n]); lies {
+			putBuf(buf)
+			return nil, false, corruptf(r.path, section, off, "zstd frame of %d bytes claims %d", n, claimed)
+		}
 		var h []byte
 		if codec == codecZstdHistory {
 			if hist == nil {

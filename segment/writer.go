@@ -819,6 +819,9 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 			return 0, 0, err
 		}
 		if recompress && (codec == codecZstd || codec == codecZstdHistory && hist != nil) {
+			if claimed, lies := frameSizeLies(payload); lies {
+				return 0, 0, corruptf(r.path, section, off, "zstd frame of %d bytes claims %d", len(payload), claimed)
+			}
 			var plain []byte
 			var histEnc *zstd.Encoder
 			if codec == codecZstdHistory {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -27,6 +28,11 @@ type Engine struct {
 	mu     sync.Mutex
 	shards map[string]*Shard
 	closed bool
+
+	// instance tells this opening of the engine from others (random): it
+	// is in the names of head parts (headparts.go), which a query node
+	// may hold on to across an ingest node's restart.
+	instance uint64
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -77,7 +83,7 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	segment.SetPageCacheBytes(o.PageCacheBytes)
 	setPredCacheBytes(o.PredicateCacheBytes)
 	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{}),
-		flushSlots: make(chan struct{}, o.MaxConcurrentFlushes)}
+		flushSlots: make(chan struct{}, o.MaxConcurrentFlushes), instance: rand.Uint64()}
 	srcDir := filepath.Join(dir, "sources")
 	if !o.ReadOnly {
 		if err := o.FS.MkdirAll(srcDir); err != nil {

@@ -41,12 +41,15 @@ const (
 
 // HeadPart is a range of a head's rows encoded as a segment file.
 type HeadPart struct {
-	// Name is unique among the parts of one shard's heads while they
-	// live: "head-<head>-<first row>-<end row>".
+	// Name names the part for as long as its head lives, across asks:
+	// "head-<engine instance>-<head>-<first row>-<end row>" (the instance
+	// is random per Open). A part of the same name always holds the same
+	// rows, so an asker may keep one and be told it has it.
 	Name string
 	Data []byte
 	// Kept reports whether the part came from (or went into) the cache
-	// rather than being encoded for this ask alone.
+	// rather than being encoded for this ask alone: a kept part is sent
+	// again as it is while its head lives; the tail is not.
 	Kept bool
 }
 
@@ -217,7 +220,7 @@ func (s *Shard) headPartsOf(hv *headView, hp *headParts) ([]HeadPart, error) {
 		if p.hi > hv.rows {
 			break
 		}
-		out = append(out, HeadPart{Name: headPartName(hp.id, p.lo, p.hi), Data: p.data, Kept: true})
+		out = append(out, HeadPart{Name: s.headPartName(hp.id, p.lo, p.hi), Data: p.data, Kept: true})
 		end = p.hi
 	}
 	if end < hv.rows {
@@ -225,7 +228,7 @@ func (s *Shard) headPartsOf(hv *headView, hp *headParts) ([]HeadPart, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, HeadPart{Name: headPartName(hp.id, end, hv.rows), Data: data})
+		out = append(out, HeadPart{Name: s.headPartName(hp.id, end, hv.rows), Data: data})
 	}
 	return out, nil
 }
@@ -235,8 +238,8 @@ func (hp *headParts) keep(p keptPart) {
 	headPartBytes.Add(int64(len(p.data)))
 }
 
-func headPartName(head uint64, lo, hi int) string {
-	return fmt.Sprintf("head-%d-%d-%d", head, lo, hi)
+func (s *Shard) headPartName(head uint64, lo, hi int) string {
+	return fmt.Sprintf("head-%016x-%d-%d-%d", s.eng.instance, head, lo, hi)
 }
 
 // encodeHeadRange writes rows [lo, hi) of hv as a segment file in memory

@@ -68,8 +68,8 @@ func TestHeadPartsKeptAndComplete(t *testing.T) {
 		kept, rows := 0, 0
 		for _, p := range parts {
 			var lo, hi int
-			var id uint64
-			if _, err := fmt.Sscanf(p.Name, "head-%d-%d-%d", &id, &lo, &hi); err != nil || lo != rows {
+			var inst, id uint64
+			if _, err := fmt.Sscanf(p.Name, "head-%x-%d-%d-%d", &inst, &id, &lo, &hi); err != nil || lo != rows || inst != ing.instance {
 				t.Fatalf("ask %d: part %s does not follow row %d", ask, p.Name, rows)
 			}
 			rows = hi

@@ -17,8 +17,11 @@ func FuzzUnsealed(f *testing.F) {
 	empty := []byte("SDUS\x01\x02n1\x00\x00")
 	full := []byte("SDUS\x01\x02n1\x01\x17n1/0000000000000001.seg\x01\x09n1/head-0\x03abc")
 	full = append(full, 0xb7, 0x3f, 0x4b, 0x36, 0) // CRC-32C of "abc" (LE), end
+	// a part to keep (tag 3) and one the asker holds (tag 2)
+	keep := []byte("SDUS\x01\x02n1\x00\x03\x09n1/head-1\x03abc\xb7\x3f\x4b\x36\x02\x09n1/head-2\x00")
 	f.Add(empty)
 	f.Add(full)
+	f.Add(keep)
 	f.Add(full[:len(full)/2])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > maxInput {

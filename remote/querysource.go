@@ -42,6 +42,10 @@ type QueryOptions struct {
 	ManifestMaxAge time.Duration
 	// MaxUnsealedBytes bounds one ingest node's answer (default 1 GiB).
 	MaxUnsealedBytes int64
+	// MaxHeldPartBytes bounds the ingest nodes' head parts kept between
+	// asks (heldparts.go; default 128 MiB; negative: none kept, every ask
+	// gets the ingest nodes' heads whole).
+	MaxHeldPartBytes int64
 	// UnsealedMaxAge, when above 0, is how long an ingest node's answer
 	// (its events not in the store yet) serves later snapshots that read
 	// the same manifest; snapshots that ask while an answer is on its way
@@ -63,9 +67,11 @@ type QuerySource struct {
 	readers   openReaders
 	manifests *objstore.ManifestCache
 	unsealed  unsealedCache
+	held      heldParts
 
 	manifestFailures, nodeFailures, segmentFailures atomic.Int64
 	unsealedBytes, unsealedParts, unsealedAsks      atomic.Int64
+	unsealedHeld                                    atomic.Int64
 }
 
 var _ engine.External = (*QuerySource)(nil)
@@ -90,8 +96,11 @@ func NewQuerySource(opts QueryOptions) (*QuerySource, error) {
 	if opts.ManifestMaxAge == 0 {
 		opts.ManifestMaxAge = time.Second
 	}
+	if opts.MaxHeldPartBytes == 0 {
+		opts.MaxHeldPartBytes = 128 << 20
+	}
 	return &QuerySource{opts: opts, manifests: objstore.NewManifestCache(opts.Store, opts.ManifestMaxAge, nil),
-		unsealed: unsealedCache{maxAge: opts.UnsealedMaxAge}}, nil
+		unsealed: unsealedCache{maxAge: opts.UnsealedMaxAge}, held: heldParts{max: max(opts.MaxHeldPartBytes, 0)}}, nil
 }
 
 // QueryStats count what a QuerySource could not reach and what the
@@ -104,8 +113,12 @@ type QueryStats struct {
 	// UnsealedParts and UnsealedBytes count the segment files of the
 	// ingest nodes' answers that snapshots used; UnsealedAsks how many
 	// times the ingest nodes were asked (answers are shared between
-	// snapshots, see QueryOptions.UnsealedMaxAge).
+	// snapshots, see QueryOptions.UnsealedMaxAge). UnsealedHeldParts
+	// counts the parts answers named instead of sending them again, since
+	// this node held them (QueryOptions.MaxHeldPartBytes); HeldParts and
+	// HeldBytes are what it holds now.
 	UnsealedParts, UnsealedBytes, UnsealedAsks int64
+	UnsealedHeldParts, HeldParts, HeldBytes    int64
 	// Manifests counts how manifest reads were answered: from memory,
 	// by a 304, or by a download.
 	Manifests objstore.ManifestCacheStats
@@ -113,10 +126,11 @@ type QueryStats struct {
 
 // Stats returns the counters.
 func (q *QuerySource) Stats() QueryStats {
+	parts, bytes := q.held.held()
 	return QueryStats{ManifestFailures: q.manifestFailures.Load(), NodeFailures: q.nodeFailures.Load(),
 		SegmentFailures: q.segmentFailures.Load(), UnsealedParts: q.unsealedParts.Load(), UnsealedBytes: q.unsealedBytes.Load(),
-		UnsealedAsks: q.unsealedAsks.Load(),
-		Manifests:    q.manifests.Stats()}
+		UnsealedAsks: q.unsealedAsks.Load(), UnsealedHeldParts: q.unsealedHeld.Load(), HeldParts: int64(parts), HeldBytes: bytes,
+		Manifests: q.manifests.Stats()}
 }
 
 // Parts implements engine.External.
@@ -143,7 +157,21 @@ func (q *QuerySource) Parts(shard string) ([]engine.ExternalPart, []string) {
 			defer wg.Done()
 			ask := func() (*Unsealed, error) {
 				q.unsealedAsks.Add(1)
-				return q.askNode(ctx, base, UnsealedRequest{Source: shard, Listed: listed})
+				req := UnsealedRequest{Source: shard, Listed: listed}
+				if q.held.max <= 0 {
+					return q.askNode(ctx, base, req)
+				}
+				key := heldKey{node: base, shard: shard}
+				had := q.held.have(key)
+				req.KeepsParts = true
+				for name := range had {
+					req.Have = append(req.Have, name)
+				}
+				ans, err := q.askNode(ctx, base, req)
+				if err == nil {
+					err = q.held.resolve(key, ans, had)
+				}
+				return ans, err
 			}
 			if q.opts.UnsealedMaxAge <= 0 {
 				answers[i], errs[i] = ask()
@@ -167,14 +195,22 @@ func (q *QuerySource) Parts(shard string) ([]engine.ExternalPart, []string) {
 			skip[name] = true
 		}
 		for _, p := range a.Parts {
-			r, err := segment.Open(newBytesFile(p.Data), p.Name)
-			if err != nil {
-				gaps = append(gaps, fmt.Sprintf("ingest node %s sent segment %s that does not read (%v)", q.opts.IngestNodes[i], p.Name, err))
-				continue
+			r, release := p.r, func() {} // opened already when held or kept: heldParts owns it
+			if r == nil {
+				release = nil // Reader.Close once the snapshots are done
+				var err error
+				if r, err = segment.Open(newBytesFile(p.Data), p.Name); err != nil {
+					gaps = append(gaps, fmt.Sprintf("ingest node %s sent segment %s that does not read (%v)", q.opts.IngestNodes[i], p.Name, err))
+					continue
+				}
 			}
-			q.unsealedParts.Add(1)
-			q.unsealedBytes.Add(int64(len(p.Data)))
-			parts = append(parts, engine.ExternalPart{Name: p.Name, Reader: r})
+			if p.Held {
+				q.unsealedHeld.Add(1)
+			} else {
+				q.unsealedParts.Add(1)
+				q.unsealedBytes.Add(int64(len(p.Data)))
+			}
+			parts = append(parts, engine.ExternalPart{Name: p.Name, Reader: r, Release: release})
 		}
 	}
 	for _, e := range m.Segments {

@@ -246,17 +246,28 @@ func TestDecodeUnsealed(t *testing.T) {
 	}
 }
 
-// unsealedSeeds are valid answers: an empty one and one with parts.
+// unsealedSeeds are valid answers: an empty one, one with parts, and one
+// with parts to keep and parts the asker holds.
 func unsealedSeeds(t testing.TB) [][]byte {
 	var out [][]byte
-	for _, parts := range [][]string{nil, {"first segment bytes", "second"}} {
+	for k, parts := range [][]string{nil, {"first segment bytes", "second"}, {"kept part", "", "tail"}} {
 		var b strings.Builder
 		uw, err := newUnsealedWriter(&b, "n1", []string{"n1/0000000000000001.seg"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, p := range parts {
-			if err := uw.part(fmt.Sprintf("n1/head-%d", i), strings.NewReader(p), int64(len(p))); err != nil {
+			name := fmt.Sprintf("n1/head-%d", i)
+			var err error
+			switch {
+			case k == 2 && i == 0:
+				err = uw.partTagged(keepTag, name, strings.NewReader(p), int64(len(p)))
+			case k == 2 && i == 1:
+				err = uw.held(name)
+			default:
+				err = uw.part(name, strings.NewReader(p), int64(len(p)))
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -321,5 +332,82 @@ func TestUnsealedAnswersShared(t *testing.T) {
 	}
 	if asks := qs.Stats().UnsealedAsks; asks != 4 {
 		t.Fatalf("asks %d after the manifest changed, want 4", asks)
+	}
+}
+
+// TestQueryNodeHoldsHeadParts: a query node keeps the head parts an
+// ingest node marks as lasting, and asks again naming them: the node then
+// sends only their names and what its head gained, every event is still
+// seen exactly once, and once the head is flushed and published the parts
+// are let go. An answer naming a part the query node does not hold is
+// refused, never read as empty.
+func TestQueryNodeHoldsHeadParts(t *testing.T) {
+	store := objstore.NewMemStore(nil)
+	fs := vfs.NewMemFS()
+	a := newIngestNode(t, "a", store, fs)
+	qs, q := newQueryNode(t, store, fs, "/q", objstore.CacheOptions{}, QueryOptions{ManifestMaxAge: -1}, a)
+	a.append(t, 0, 3000, false) // head rows 0-3000: two whole parts and a tail
+	if ids, warnings := queryAll(t, q); len(ids) != 3000 || len(warnings) != 0 {
+		t.Fatalf("%d events, warnings %v", len(ids), warnings)
+	}
+	st := qs.Stats()
+	if st.UnsealedParts != 3 || st.UnsealedHeldParts != 0 || st.HeldParts != 2 {
+		t.Fatalf("first ask: %+v", st)
+	}
+	sentFirst := st.UnsealedBytes
+
+	a.append(t, 3000, 2000, false) // rows 3000-5000: two more whole parts, a new tail
+	if ids, warnings := queryAll(t, q); len(ids) != 5000 || len(warnings) != 0 {
+		t.Fatalf("%d events, warnings %v", len(ids), warnings)
+	}
+	st = qs.Stats()
+	if st.UnsealedHeldParts != 2 || st.UnsealedParts != 3+3 || st.HeldParts != 4 {
+		t.Fatalf("second ask: %+v", st)
+	}
+	if sent := st.UnsealedBytes - sentFirst; sent >= st.HeldBytes {
+		t.Fatalf("second ask sent %d bytes with %d held", sent, st.HeldBytes)
+	}
+
+	// The head is flushed and published: nothing of it is held any more.
+	if err := a.shard.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a.drain(t)
+	if ids, warnings := queryAll(t, q); len(ids) != 5000 || len(warnings) != 0 {
+		t.Fatalf("after the flush: %d events, warnings %v", len(ids), warnings)
+	}
+	if st := qs.Stats(); st.HeldParts != 0 || st.HeldBytes != 0 {
+		t.Fatalf("after the flush: %+v", st)
+	}
+
+	// A node claiming this node holds a part it does not: refused.
+	in := unsealedSeeds(t)[2]
+	ans, err := DecodeUnsealed(strings.NewReader(string(in)), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h heldParts
+	h.max = 1 << 20
+	if err := h.resolve(heldKey{"n1", source}, ans, nil); err == nil || !strings.Contains(err.Error(), "does not hold") {
+		t.Fatalf("resolve of a part not held: %v", err)
+	}
+}
+
+// TestQueryNodeWithoutHeldParts: with MaxHeldPartBytes negative a query
+// node asks as before (whole heads every time), and the answers are the
+// same.
+func TestQueryNodeWithoutHeldParts(t *testing.T) {
+	store := objstore.NewMemStore(nil)
+	fs := vfs.NewMemFS()
+	a := newIngestNode(t, "a", store, fs)
+	qs, q := newQueryNode(t, store, fs, "/q", objstore.CacheOptions{}, QueryOptions{ManifestMaxAge: -1, MaxHeldPartBytes: -1}, a)
+	a.append(t, 0, 3000, false)
+	for range 2 {
+		if ids, warnings := queryAll(t, q); len(ids) != 3000 || len(warnings) != 0 {
+			t.Fatalf("%d events, warnings %v", len(ids), warnings)
+		}
+	}
+	if st := qs.Stats(); st.UnsealedParts != 6 || st.UnsealedHeldParts != 0 || st.HeldParts != 0 {
+		t.Fatalf("%+v", st)
 	}
 }

@@ -27,6 +27,12 @@ const ClusterKeyHeader = "X-Sediment-Cluster-Key"
 type UnsealedRequest struct {
 	Source string   `json:"source"`
 	Listed []string `json:"listed"`
+	// KeepsParts says the asker holds head parts between asks: the node
+	// marks those it may keep (tag 3, unsealedwire.go) and, for the names
+	// in Have (what the asker holds from earlier answers) that it still
+	// lists, sends only the name (tag 2).
+	KeepsParts bool     `json:"keeps_parts,omitempty"`
+	Have       []string `json:"have,omitempty"`
 }
 
 // WriteUnsealed writes this node's answer to req: the names of its
@@ -97,8 +103,22 @@ func WriteUnsealed(w io.Writer, eng *engine.Engine, fs vfs.FS, node string, req 
 			return err
 		}
 	}
+	have := make(map[string]bool, len(req.Have))
+	for _, name := range req.Have {
+		have[name] = true
+	}
 	for _, h := range heads {
-		if err := uw.part(node+"/"+h.Name, bytes.NewReader(h.Data), int64(len(h.Data))); err != nil {
+		name := node + "/" + h.Name
+		var err error
+		switch {
+		case !req.KeepsParts || !h.Kept:
+			err = uw.part(name, bytes.NewReader(h.Data), int64(len(h.Data)))
+		case have[name]:
+			err = uw.held(name)
+		default:
+			err = uw.partTagged(keepTag, name, bytes.NewReader(h.Data), int64(len(h.Data)))
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"strings"
 
 	"github.com/sediment/sediment/objstore"
+	"github.com/sediment/sediment/segment"
 )
 
 // An ingest node's answer to a query node's "what do you hold that this
@@ -29,14 +31,28 @@ import (
 // node but the node no longer serves (replaced by a compaction it has not
 // published yet, or dropped by retention): the query node leaves them
 // out, since the parts carry their events. Each part is a segment file
-// (segment.md): a sealed segment the manifest does not list, or the
-// node's heads encoded as one. The CRC-32C (Castagnoli) covers the part's
-// bytes; the end marker tells a complete answer from a cut one.
+// (segment.md): a sealed segment the manifest does not list, or a range
+// of the rows of one of the node's heads (engine.HeadPart). The CRC-32C
+// (Castagnoli) covers the part's bytes; the end marker tells a complete
+// answer from a cut one.
+//
+// Two more entries carry head parts the asker may hold on to (a part of
+// that name always holds the same rows while the node lists it):
+//
+//	u8 = 3, name string, size uvarint, bytes, crc32c   a part to keep
+//	u8 = 2, name string                                 a part the asker
+//	                                                    said it holds
+//	                                                    (UnsealedRequest.Have)
+//
+// A node sends tags 2 and 3 only to an asker that said it keeps parts
+// (UnsealedRequest.KeepsParts), tag 2 only for names in its Have.
 
 const (
 	unsealedMagic   = "SDUS"
 	unsealedVersion = 1
 	partTag         = 1
+	heldTag         = 2
+	keepTag         = 3
 	endTag          = 0
 	// maxUnsealedSkip bounds the names skipped, maxUnsealedParts the parts.
 	maxUnsealedSkip  = 1 << 20
@@ -61,6 +77,12 @@ type Unsealed struct {
 type UnsealedPart struct {
 	Name string
 	Data []byte
+	// Keep says the asker may hold the part for later answers (a head
+	// part); Held that the node sent only its name, since the asker said
+	// it holds it (Data is then what the asker held, once resolved).
+	Keep, Held bool
+
+	r *segment.Reader // opened when it was held or kept (querysource.go)
 }
 
 // unsealedWriter writes an answer.
@@ -83,7 +105,19 @@ func newUnsealedWriter(w io.Writer, node string, skip []string) (*unsealedWriter
 
 // part writes one part of size bytes read from r.
 func (uw *unsealedWriter) part(name string, r io.Reader, size int64) error {
-	b := append(uw.buf[:0], partTag)
+	return uw.partTagged(partTag, name, r, size)
+}
+
+// held writes the name of a part the asker holds.
+func (uw *unsealedWriter) held(name string) error {
+	b := append(uw.buf[:0], heldTag)
+	b = appendStr(b, name)
+	_, err := uw.w.Write(b)
+	return err
+}
+
+func (uw *unsealedWriter) partTagged(tag byte, name string, r io.Reader, size int64) error {
+	b := append(uw.buf[:0], tag)
 	b = appendStr(b, name)
 	b = binary.AppendUvarint(b, uint64(size))
 	if _, err := uw.w.Write(b); err != nil {
@@ -153,13 +187,20 @@ func DecodeUnsealed(r io.Reader, maxBytes int64) (*Unsealed, error) {
 		if d.err != nil || tag == endTag {
 			break
 		}
-		if tag != partTag {
+		if tag != partTag && tag != heldTag && tag != keepTag {
 			return nil, fmt.Errorf("%w: tag %d", ErrBadUnsealed, tag)
 		}
 		if len(out.Parts) == maxUnsealedParts {
 			return nil, fmt.Errorf("%w: more than %d parts", ErrBadUnsealed, maxUnsealedParts)
 		}
 		name := d.str(maxNameLen)
+		if tag != partTag && d.err == nil && !strings.HasPrefix(name, out.Node+"/head-") {
+			return nil, fmt.Errorf("%w: %q is not a head part of node %s", ErrBadUnsealed, name, out.Node)
+		}
+		if tag == heldTag {
+			out.Parts = append(out.Parts, UnsealedPart{Name: name, Held: true})
+			continue
+		}
 		size := d.uvarint()
 		if d.err != nil {
 			break
@@ -180,7 +221,7 @@ func DecodeUnsealed(r io.Reader, maxBytes int64) (*Unsealed, error) {
 		if d.err == nil && binary.LittleEndian.Uint32(sum) != crc32.Checksum(data, castagnoli) {
 			return nil, fmt.Errorf("%w: part %s fails its checksum", ErrBadUnsealed, name)
 		}
-		out.Parts = append(out.Parts, UnsealedPart{Name: name, Data: data})
+		out.Parts = append(out.Parts, UnsealedPart{Name: name, Data: data, Keep: tag == keepTag})
 	}
 	if d.err != nil {
 		return nil, d.err

@@ -46,6 +46,8 @@ var (
 	descOSQNode          = osDesc("query_ingest_node_failures_total", "Query node: ingest node requests that failed (answers marked partial).")
 	descOSQSegment       = osDesc("query_segment_failures_total", "Query node: listed segments that could not be opened (answers marked partial).")
 	descOSQUnsealed      = osDesc("query_unsealed_bytes_total", "Query node: bytes of unsealed events the ingest nodes sent.")
+	descOSQHeldReused    = osDesc("query_held_parts_reused_total", "Query node: head parts the ingest nodes named instead of sending them again, since this node held them.")
+	descOSQHeldBytes     = osDesc("query_held_part_bytes", "Query node: bytes of ingest nodes' head parts held between queries.")
 )
 
 // Describe implements prometheus.Collector.
@@ -54,7 +56,7 @@ func (c *objectStoreCollector) Describe(ch chan<- *prometheus.Desc) {
 		descOSReconciled, descOSPending, descOSFailures, descOSFailing, descOSCacheHits, descOSCacheMisses, descOSCacheFetches,
 		descOSCacheFetched, descOSCacheEvictions, descOSCacheDamaged, descOSCacheBytes, descOSCacheLimit,
 		descOSGCRuns, descOSGCFailures, descOSGCDeleted, descOSQManifest, descOSQNode, descOSQSegment, descOSQUnsealed,
-		descOSAdopted, descOSEvicted, descOSEvictedBytes, descOSEvictFailures, descOSLocalBytes, descOSLocalLimit} {
+		descOSQHeldReused, descOSQHeldBytes, descOSAdopted, descOSEvicted, descOSEvictedBytes, descOSEvictFailures, descOSLocalBytes, descOSLocalLimit} {
 		ch <- d
 	}
 }
@@ -107,5 +109,7 @@ func (c *objectStoreCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descOSQNode, st.NodeFailures)
 		counter(descOSQSegment, st.SegmentFailures)
 		counter(descOSQUnsealed, st.UnsealedBytes)
+		counter(descOSQHeldReused, st.UnsealedHeldParts)
+		gauge(descOSQHeldBytes, st.HeldBytes)
 	}
 }

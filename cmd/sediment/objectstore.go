@@ -55,6 +55,11 @@ type objectStoreConfig struct {
 	// UnsealedMaxAge is how long a query node shares an ingest node's
 	// answer between queries (--unsealed-max-age; 0: every query asks).
 	UnsealedMaxAge time.Duration
+	// HeldPartBytes bounds the ingest nodes' head parts a query node
+	// holds between queries (remote.QueryOptions.MaxHeldPartBytes); set
+	// from --memory-limit (an eighth: a query node has no heads of its
+	// own), 0 for remote's default.
+	HeldPartBytes int64
 }
 
 // enabled reports whether an object store is configured.

@@ -119,7 +119,7 @@ func openObjectStorage(cfg objectStoreConfig, dataDir string, log *slog.Logger) 
 		}
 		o.query, err = remote.NewQuerySource(remote.QueryOptions{Store: store, Cache: o.cache,
 			IngestNodes: cfg.IngestNodes, ClusterKey: cfg.ClusterKey, ManifestMaxAge: maxAge,
-			UnsealedMaxAge: cfg.UnsealedMaxAge, Logger: log})
+			UnsealedMaxAge: cfg.UnsealedMaxAge, MaxHeldPartBytes: cfg.HeldPartBytes, Logger: log})
 	}
 	if err != nil {
 		o.cache.Close()

@@ -424,6 +424,9 @@ func startServer(cfg serveConfig, deps serveDeps, log *slog.Logger) (_ *app, err
 	engOpts.ObserveWALSync = reg.ObserveWALSync
 	var objs *objectStorage
 	if cfg.Store.enabled() {
+		if cfg.MemoryLimit > 0 {
+			cfg.Store.HeldPartBytes = max(cfg.MemoryLimit/8, 4<<20)
+		}
 		if objs, err = openObjectStorage(cfg.Store, cfg.DataDir, log.With("component", "objstore")); err != nil {
 			return nil, err
 		}

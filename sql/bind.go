@@ -47,7 +47,20 @@ type binder struct {
 	// fromRoot is the FROM tree of the SELECT being bound: names of
 	// records resolve through it.
 	fromRoot Node
+	// inCTE holds the CTEs whose bodies are being bound: a reference to
+	// one of them from inside is recursion (WITH RECURSIVE), which this
+	// engine does not run; bound blindly it never ends.
+	inCTE map[*parser.CTE]bool
+	// queries counts the query bodies bound: each reference to a CTE
+	// binds its body again, so CTEs referring several times to the one
+	// before grow the plan exponentially with the text (maxBoundQueries).
+	queries int
 }
+
+// maxBoundQueries bounds the query bodies one statement may bind (CTE
+// references count each time): far above what a real query has, far
+// below what would take the binder's memory and time.
+const maxBoundQueries = 10_000
 
 func (b *binder) newCol(name string, t ColType) Column {
 	b.nextID++
@@ -109,6 +122,9 @@ func (s *scope) find(name string) *rangeVar {
 
 // bindQuery binds a full query (WITH, body, ORDER BY, LIMIT).
 func (b *binder) bindQuery(q *parser.Query, outer *scope) (Node, error) {
+	if b.queries++; b.queries > maxBoundQueries {
+		return nil, errAt(q.At, "the query is too complex: its subqueries and CTE references make more than %d queries to plan", maxBoundQueries)
+	}
 	if sel, ok := q.Body.(*parser.Select); ok {
 		return b.bindSelect(sel, q.OrderBy, q.Limit, q.Offset, outer)
 	}

@@ -26,7 +26,15 @@ func (b *binder) bindFrom(t parser.TableExpr, sc *scope, left Node) (Node, error
 	switch t := t.(type) {
 	case *parser.TableName:
 		if t.Ref == parser.RefCTE && t.CTE != nil {
+			if b.inCTE[t.CTE] {
+				return nil, errAt(t.At, "recursive CTEs are not supported: %s refers to itself", t.CTE.Name.Name)
+			}
+			if b.inCTE == nil {
+				b.inCTE = map[*parser.CTE]bool{}
+			}
+			b.inCTE[t.CTE] = true
 			n, err := b.bindQuery(t.CTE.Query, nil)
+			delete(b.inCTE, t.CTE)
 			if err != nil {
 				return nil, err
 			}

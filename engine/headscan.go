@@ -306,26 +306,26 @@ func (u *headUnit) Count(ctx context.Context) (int64, error) {
 // run's values) and first is the run's first row, counted from from. It
 // reports false, calling nothing, unless every row of the range has a
 // value and the column is not dictionary-coded. data aliases the head:
-// read only.
-func (v *headView) packedRuns(ci, from, to int, fn func(data []byte, offs []uint32, first int)) bool {
+// read only. The runs' offsets are built in local's array (reused: offs
+// is valid only during fn), which it returns, grown, for the next call.
+func (v *headView) packedRuns(ci, from, to int, local []uint32, fn func(data []byte, offs []uint32, first int)) ([]uint32, bool) {
 	c := &v.cols[ci]
 	n := to - from
 	if c.typ != segment.TypeString || c.isDict() || n <= 0 || int(c.countBits(from, to)) != n {
-		return false
+		return local, false
 	}
 	k := v.rankAt(ci, from)
 	if k+n >= len(c.offs) {
-		return false
+		return local, false
 	}
-	packedRunsOf(c.slots, c.lastSlot, c.offs[k:k+n+1], fn)
-	return true
+	return packedRunsOf(c.slots, c.lastSlot, c.offs[k:k+n+1], local, fn), true
 }
 
 // packedRunsOf splits the values whose virtual offsets are voffs (value j
 // between voffs[j] and voffs[j+1]) into runs lying end to end in one slot
 // of slots (last: the slot past them) and calls fn for each (see
-// packedRuns).
-func packedRunsOf(slots [][]byte, last []byte, voffs []uint32, fn func(data []byte, offs []uint32, first int)) {
+// packedRuns), building their offsets in local's array, which it returns.
+func packedRunsOf(slots [][]byte, last []byte, voffs []uint32, local []uint32, fn func(data []byte, offs []uint32, first int)) []uint32 {
 	n := len(voffs) - 1
 	slot := func(i int) []byte {
 		if i < len(slots) {
@@ -333,7 +333,8 @@ func packedRunsOf(slots [][]byte, last []byte, voffs []uint32, fn func(data []by
 		}
 		return last
 	}
-	local := make([]uint32, 0, n+1)
+	// A run's offsets are at most all of them: one array serves every run.
+	local = slices.Grow(local[:0], n+1)
 	runSlot, runFirst := -1, 0
 	flush := func(end int) {
 		if runSlot >= 0 && end > runFirst {
@@ -367,4 +368,5 @@ func packedRunsOf(slots [][]byte, last []byte, voffs []uint32, fn func(data []by
 		local = append(local, ls+uint32(uint64(end)-s))
 	}
 	flush(n)
+	return local
 }

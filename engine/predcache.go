@@ -217,13 +217,7 @@ func hasCachedRows(u predUnit, p *pred) bool {
 // cacheRows keeps the rows of u that passed p (rows: ascending, in u's
 // numbering).
 func cacheRows(u predUnit, p *pred, rows []int32) {
-	if u.owner == 0 || p.cacheKey == "" {
-		return
-	}
-	predCache.mu.Lock()
-	off := predCache.budget == 0
-	predCache.mu.Unlock()
-	if off {
+	if !cachesFor(u, p) {
 		return
 	}
 	set := make([]uint64, (u.hi-u.lo+63)/64)
@@ -231,6 +225,40 @@ func cacheRows(u predUnit, p *pred, rows []int32) {
 		i := int(r) - u.lo
 		set[i>>6] |= 1 << (i & 63)
 	}
+	keepBits(u, p, set)
+}
+
+// cacheAllRows keeps that every row of u passed p, without a list of
+// them (a predicate every row passes: a project filter on a source of one
+// project).
+func cacheAllRows(u predUnit, p *pred) {
+	if !cachesFor(u, p) {
+		return
+	}
+	n := u.hi - u.lo
+	set := make([]uint64, (n+63)/64)
+	for i := range set {
+		set[i] = ^uint64(0)
+	}
+	if n%64 != 0 {
+		set[len(set)-1] = 1<<(n%64) - 1
+	}
+	keepBits(u, p, set)
+}
+
+// cachesFor reports whether the cache would keep p's answer for u: a unit
+// and predicate it caches, and a cache that is on.
+func cachesFor(u predUnit, p *pred) bool {
+	if u.owner == 0 || p.cacheKey == "" {
+		return false
+	}
+	predCache.mu.Lock()
+	defer predCache.mu.Unlock()
+	return predCache.budget != 0
+}
+
+// keepBits keeps set as p's answer for u.
+func keepBits(u predUnit, p *pred, set []uint64) {
 	size := entrySize(set, p.cacheKey)
 	k := predCacheKey{owner: u.owner, part: u.part, hi: u.hi, pred: p.cacheKey}
 	predCache.mu.Lock()

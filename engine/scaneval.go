@@ -81,7 +81,7 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 		}
 		// The rows that passed, as block rows (res is the predicate's own
 		// slice: mapped in place).
-		res, searched := searchHead(cr, cols, pr, a, z, rows, local)
+		res, searched := searchHead(cr, cols, pr, a, z, rows, local, v)
 		if !searched {
 			var err error
 			if res, searched, err = searchDerived(pcr, cols, pr, a, z, rows, local, v); err != nil {
@@ -106,7 +106,7 @@ func (sc *shardScan) evalPreds(p *part, cr colReader, unit predUnit, done []bool
 				// one project): the selection stands, and is the answer
 				// when it is all the unit's rows.
 				if whole {
-					cacheRows(unit, pr, rangeRows(lo, hi))
+					cacheAllRows(unit, pr)
 				}
 				continue
 			}
@@ -188,22 +188,12 @@ func predReadType(pr *pred) vec.Type {
 // apply: no Searcher, or a selection too sparse to pay for a sweep of
 // every value.
 func (p *pred) searchValues(s *predicate.Searcher, data []byte, offs []uint32, n int, nulls vec.Bitset, sel []int32) ([]int32, bool) {
-	if s == nil || len(offs) != n+1 || sel != nil && len(sel)*searchSelShare < n {
+	if sel != nil && len(sel)*searchSelShare < n {
 		return nil, false
 	}
-	found, ok := s.AppendRows(make([]int32, 0, n/16+8), data, offs)
+	found, ok := p.appendFound(make([]int32, 0, n/16+8), s, data, offs, n)
 	if !ok {
 		return nil, false
-	}
-	if !p.searchExact {
-		kept := found[:0]
-		for _, r := range found {
-			a, z := offs[r], offs[r+1]
-			if p.matchString(unsafe.String(unsafe.SliceData(data[a:z]), int(z-a))) != p.Not {
-				kept = append(kept, r)
-			}
-		}
-		found = kept
 	}
 	if sel == nil && !p.Not && nulls == nil {
 		return found, true
@@ -235,6 +225,31 @@ func (p *pred) searchValues(s *predicate.Searcher, data []byte, offs []uint32, n
 		}
 	}
 	return out, true
+}
+
+// appendFound appends to dst, ascending, the values of data/offs (n of
+// them) that hold a match of the pattern (p.Not aside): the
+// Searcher's sweep, each value found confirmed with the pattern unless
+// the literals decide. It reports false, with dst unchanged, when there
+// is no Searcher or offs does not describe n values within data.
+func (p *pred) appendFound(dst []int32, s *predicate.Searcher, data []byte, offs []uint32, n int) ([]int32, bool) {
+	if s == nil || len(offs) != n+1 {
+		return dst, false
+	}
+	start := len(dst)
+	dst, ok := s.AppendRows(dst, data, offs)
+	if !ok || p.searchExact {
+		return dst, ok
+	}
+	kept := dst[:start]
+	for _, r := range dst[start:] {
+		a, z := offs[r], offs[r+1]
+		// matchString answers for NOT too: undone, this is the pattern's.
+		if p.matchString(unsafe.String(unsafe.SliceData(data[a:z]), int(z-a))) != p.Not {
+			kept = append(kept, r)
+		}
+	}
+	return kept, true
 }
 
 // searchSelShare: a selection of fewer than one row in searchSelShare is
@@ -346,7 +361,7 @@ const searchSampleBytes = 4096
 // string column with a value in every row of [a, z). It returns the rows
 // of sel (local to a; nil: all) that pass, and false when it does not
 // apply.
-func searchHead(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int32) ([]int32, bool) {
+func searchHead(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int32, v *vec.Vector) ([]int32, bool) {
 	hr, ok := cr.(headReader)
 	if !ok || pr.search == nil || rows != nil || len(cols) != 1 || cols[0].typ != segment.TypeString ||
 		segment.VecType(cols[0].typ) != predReadType(pr) {
@@ -363,20 +378,36 @@ func searchHead(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []int
 	// long enough to sample, rather than on each run.
 	search := pr.search
 	anchored := false
-	ok = hr.hv.packedRuns(cols[0].idx, a, z, func(data []byte, offs []uint32, first int) {
+	// The runs' offsets are built in the scratch vector's.
+	v.Offs, ok = hr.hv.packedRuns(cols[0].idx, a, z, v.Offs, func(data []byte, offs []uint32, first int) {
 		if failed {
 			return
 		}
 		if text := data[offs[0]:offs[len(offs)-1]]; !anchored && len(text) >= searchSampleBytes {
 			search, anchored = pr.search.Anchored(text), true
 		}
-		res, ok := pr.searchValues(search, data, offs, len(offs)-1, nil, nil)
-		if !ok {
+		n := len(offs) - 1
+		if pr.Not {
+			res, ok := pr.searchValues(search, data, offs, n, nil, nil)
+			if !ok {
+				failed = true
+				return
+			}
+			for _, r := range res {
+				passed = append(passed, r+int32(first))
+			}
+			return
+		}
+		// The values found go straight into passed, then are made chunk
+		// rows.
+		k := len(passed)
+		var found bool
+		if passed, found = pr.appendFound(passed, search, data, offs, n); !found {
 			failed = true
 			return
 		}
-		for _, r := range res {
-			passed = append(passed, r+int32(first))
+		for i := k; i < len(passed); i++ {
+			passed[i] += int32(first)
 		}
 	})
 	if !ok || failed {

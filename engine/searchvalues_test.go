@@ -182,7 +182,7 @@ func TestPackedRunsCoverValues(t *testing.T) {
 	n := len(p.slots)
 	for _, from := range []int{0, 1, 7, 999} {
 		var got []string
-		packedRunsOf(p.slots[:n-1:n-1], p.slots[n-1], offs[from:], func(data []byte, o []uint32, first int) {
+		packedRunsOf(p.slots[:n-1:n-1], p.slots[n-1], offs[from:], nil, func(data []byte, o []uint32, first int) {
 			if first != len(got) {
 				t.Fatalf("from %d: a run starts at value %d after %d values", from, first, len(got))
 			}

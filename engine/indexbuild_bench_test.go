@@ -22,7 +22,8 @@ type indexInput struct {
 	v    *vec.Vector
 }
 
-var flushIndexInputs struct {
+// flushIndexData is what flushIndexFixture reads back from one flush.
+type flushIndexData struct {
 	once   sync.Once
 	inputs []indexInput
 	rows   uint32
@@ -31,13 +32,22 @@ var flushIndexInputs struct {
 	texts [][]indexInput
 }
 
-// flushIndexFixture flushes 262,144 edge events and and reads
-// back, block by block, every column the index of the largest segment it wrote is built from.
-func flushIndexFixture(b *testing.B) ([]indexInput, uint32) {
+// flushIndexInputs are the fixtures of a flush in time order, and
+// flushIndexInputsByProject of one ordered by project (as compaction
+// orders its outputs).
+var flushIndexInputs, flushIndexInputsByProject flushIndexData
+
+// flushIndexFixture flushes 262,144 edge events, in time order or by
+// project (sortKey "project"), and reads back, block by block, every
+// column the index of the largest segment it wrote is built from.
+func flushIndexFixture(b *testing.B, sortKey string) ([]indexInput, uint32) {
 	f := &flushIndexInputs
+	if sortKey != "" {
+		f = &flushIndexInputsByProject
+	}
 	f.once.Do(func() {
 		evs, _ := edgeEvents(b, 262144, 3)
-		e, err := Open(b.TempDir(), &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30})
+		e, err := Open(b.TempDir(), &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 30, SortKey: sortKey})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -125,13 +135,23 @@ func (d *discardUnits) WriteUnit(p []byte) (int64, int64, error) {
 }
 
 // BenchmarkFlushIndex builds and writes the index of one flushed segment
-// of 262,144 edge events, from the segment's own column vectors. One op is
-// one index. held-B is what the builder holds once every block is added
-// (what a flush keeps live until Write); index-B the bytes written.
+// of 262,144 edge events, from the segment's own column vectors, with the
+// rows in time order and ordered by project (as compaction's outputs
+// are). One op is one index. held-B is what the builder holds once every
+// block is added (what a flush or a merge keeps live until Write); index-B
+// the bytes written.
 //
 //	go test ./engine -run '^$' -bench FlushIndex -count 6 | tee new.txt
 func BenchmarkFlushIndex(b *testing.B) {
-	inputs, rows := flushIndexFixture(b)
+	for _, key := range []string{"", "project"} {
+		b.Run("key="+map[string]string{"": "time"}[key]+key, func(b *testing.B) {
+			inputs, rows := flushIndexFixture(b, key)
+			benchFlushIndex(b, inputs, rows)
+		})
+	}
+}
+
+func benchFlushIndex(b *testing.B, inputs []indexInput, rows uint32) {
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
@@ -170,7 +190,7 @@ func BenchmarkFlushIndex(b *testing.B) {
 //
 //	go test ./engine -run '^$' -bench MergeTextIndex -count 6 | tee new.txt
 func BenchmarkMergeTextIndex(b *testing.B) {
-	flushIndexFixture(b)
+	flushIndexFixture(b, "")
 	var inputs []index.MappedInput
 	offset := uint32(0)
 	for range 2 {

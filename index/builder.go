@@ -62,8 +62,8 @@ type fieldBuilder struct {
 	kind Kind
 	// vals is a value field's terms and rows.
 	vals valueField
-	// strs, long: a token field's terms and long rows.
-	strs    map[string]*postings
+	// toks, long: a token field's terms and long rows.
+	toks    tokenTable
 	long    postings
 	dropped bool
 	// frequentCap (token fields with a RowsHint) is the count past which
@@ -85,21 +85,28 @@ const maxLongTerms = 4096
 // or for a long token past maxLongTerms (or made of hex digits only), the
 // long rows.
 func (f *fieldBuilder) addToken(tok string, row uint32) {
+	f.addClassified(tok, len(tok) >= 8 && isHexOnly(tok), row)
+}
+
+// addClassified is addToken for a token whose bytes are known to be all
+// hex digits (hex) or not.
+func (f *fieldBuilder) addClassified(tok string, hex bool, row uint32) {
 	long := len(tok) > MaxTokenLen
-	if IsOpaqueToken(tok) {
+	if hex && len(tok) >= 8 { // IsOpaqueToken
 		if long {
 			f.long.add(row)
 		}
 		return
 	}
-	p := f.strs[tok]
+	h := hashToken(tok)
+	p := f.toks.get(tok, h)
 	if p == nil {
 		if long && f.longTerms >= maxLongTerms {
 			f.long.add(row)
 			return
 		}
 		p = f.newPostings()
-		f.strs[strings.Clone(tok)] = p
+		f.toks.put(strings.Clone(tok), h, p)
 		if long {
 			f.longTerms++
 		}
@@ -149,7 +156,6 @@ func (b *Builder) field(path string, kind Kind) *fieldBuilder {
 		case kindString:
 			f.vals.strs = map[string]uint32{}
 		case kindToken:
-			f.strs = map[string]*postings{}
 			if b.opts.RowsHint > 0 {
 				// At or past frequentAbove's count for any row count up
 				// to the hint, so a token let go is one Write would have
@@ -288,9 +294,6 @@ func (b *Builder) AddBools(path string, base uint32, v *vec.Vector) {
 func (b *Builder) AddText(path string, base uint32, v *vec.Vector) {
 	b.rows = max(b.rows, base+uint32(v.Len))
 	f := b.field(path, kindToken)
-	addRow := func(row uint32, s string) {
-		Tokenize(s, func(tok string) { f.addToken(tok, row) })
-	}
 	if v.Dict != nil {
 		// Tokenize each dictionary entry once.
 		toks := make([][]string, len(v.Dict))
@@ -314,8 +317,33 @@ func (b *Builder) AddText(path string, base uint32, v *vec.Vector) {
 	}
 	for i := 0; i < v.Len; i++ {
 		if !v.IsNull(i) {
-			addRow(base+uint32(i), v.StringAt(i))
+			f.addText(v.StringAt(i), base+uint32(i))
 		}
+	}
+}
+
+// addText adds row to the postings of each token of s: Tokenize's
+// tokens, found by one table lookup a byte that also tells whether each
+// token is all hex digits (an opaque token when long enough).
+func (f *fieldBuilder) addText(s string, row uint32) {
+	start := -1
+	var all uint8 // the classes every byte of the token has
+	for i := 0; i < len(s); i++ {
+		c := byteClass[s[i]]
+		if c&classToken != 0 {
+			if start < 0 {
+				start, all = i, c
+			}
+			all &= c
+			continue
+		}
+		if start >= 0 {
+			f.addClassified(s[start:i], all&classHex != 0, row)
+			start = -1
+		}
+	}
+	if start >= 0 {
+		f.addClassified(s[start:], all&classHex != 0, row)
 	}
 }
 
@@ -456,11 +484,11 @@ type tokenRef struct {
 // than all first made into termOuts (a flush's token field has tens of
 // thousands).
 func (b *Builder) writeTokens(fw *fieldWriter, f *fieldBuilder) error {
-	refs := make([]tokenRef, 0, len(f.strs))
-	for x, p := range f.strs {
-		refs = append(refs, tokenRef{x, p})
+	refs := make([]tokenRef, 0, f.toks.len())
+	for k, x := range f.toks.keys {
+		refs = append(refs, tokenRef{x, f.toks.posts[k]})
 	}
-	f.strs = nil
+	f.toks = tokenTable{}
 	slices.SortFunc(refs, func(a, b tokenRef) int { return strings.Compare(a.key, b.key) })
 	var long *roaring.Bitmap
 	if f.long.n > 0 {

@@ -140,9 +140,27 @@ type UnitReader interface {
 }
 
 // IsTokenByte reports whether c belongs to tokens.
-func IsTokenByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
-}
+func IsTokenByte(c byte) bool { return byteClass[c]&classToken != 0 }
+
+// Classes of bytes for tokenizing: byteClass[c] has classToken when c
+// belongs to tokens (letters, digits, '_', and every byte of a multi-byte
+// UTF-8 character), and classHex when c is a hex digit.
+const (
+	classToken = 1 << iota
+	classHex
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80 {
+			t[c] |= classToken
+		}
+		if c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
+			t[c] |= classHex
+		}
+	}
+	return t
+}()
 
 // IsOpaqueToken reports whether a token is an opaque identifier the token
 // index leaves out: at least 8 characters, all hex digits.
@@ -155,8 +173,7 @@ func IsOpaqueToken(tok string) bool {
 
 func isHexOnly(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+		if byteClass[s[i]]&classHex == 0 {
 			return false
 		}
 	}

@@ -488,7 +488,7 @@ func TestRowsHintSameIndex(t *testing.T) {
 		}
 		held := uint64(0)
 		for _, f := range b.fields {
-			for _, p := range f.strs {
+			for _, p := range f.toks.posts {
 				held += uint64(len(p.enc))
 				if p.bm != nil {
 					held += p.bm.GetSizeInBytes()
@@ -540,7 +540,7 @@ func TestSpilledPostingsHoldSmallLists(t *testing.T) {
 		}
 		listCap := 0
 		for _, f := range b.fields {
-			for _, p := range f.strs {
+			for _, p := range f.toks.posts {
 				listCap += cap(p.enc)
 			}
 		}

@@ -211,28 +211,41 @@ func TestValueFieldsSameAsReference(t *testing.T) {
 }
 
 // TestCodeChunksRoundTrip: codes read back as written, whatever the width
-// and whether the chunk is dense or sparse.
+// and whether the chunk is dense, sparse or runs, and never take more than
+// dense.
 func TestCodeChunksRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var sparse []byte
+	kinds := map[string]int{}
 	for _, nterms := range []uint32{1, 2, 3, 4, 15, 16, 255, 256, 70000, 1 << 31} {
 		for _, share := range []float64{0, 0.001, 0.3, 1} {
-			codes := make([]uint32, 1+rng.IntN(3000))
-			present := 0
-			for i := range codes {
-				if rng.Float64() < share {
-					codes[i] = 1 + uint32(rng.Int64N(int64(nterms)))
-					present++
+			for _, run := range []int{1, 3, 50, 5000} {
+				codes := make([]uint32, 1+rng.IntN(3000))
+				present := 0
+				for i := range codes {
+					switch {
+					case i%run != 0:
+						codes[i] = codes[i-1] // the run goes on
+					case rng.Float64() < share:
+						codes[i] = 1 + uint32(rng.Int64N(int64(nterms)))
+					}
+					if codes[i] != 0 {
+						present++
+					}
 				}
-			}
-			c := encodeCodes(100, codes, present, nterms, &sparse)
-			if got := c.decode(nil); !slices.Equal(got, codes) {
-				t.Fatalf("%d terms, share %v (width %d): codes differ", nterms, share, c.width)
-			}
-			if dense := (len(codes)*int(codeWidth(nterms)) + 7) / 8; len(c.data) > dense {
-				t.Errorf("%d terms, share %v: %d bytes, more than dense (%d)", nterms, share, len(c.data), dense)
+				c := encodeCodes(100, codes, present, nterms, &sparse)
+				if got := c.decode(nil); !slices.Equal(got, codes) {
+					t.Fatalf("%d terms, share %v, runs of %d (width %d, runs %v): codes differ", nterms, share, run, c.width, c.runs)
+				}
+				if dense := (len(codes)*int(codeWidth(nterms)) + 7) / 8; len(c.data) > dense {
+					t.Errorf("%d terms, share %v, runs of %d: %d bytes, more than dense (%d)", nterms, share, run, len(c.data), dense)
+				}
+				kinds[map[bool]string{true: "runs", false: map[bool]string{true: "sparse", false: "dense"}[c.width == 0]}[c.runs]]++
 			}
 		}
+	}
+	if kinds["runs"] == 0 || kinds["sparse"] == 0 || kinds["dense"] == 0 {
+		t.Fatalf("chunks of each kind: %v", kinds)
 	}
 }
 
@@ -247,6 +260,10 @@ func FuzzCodeChunk(f *testing.F) {
 		c := codeChunk{n: uint32(n), width: width, data: data}
 		if got := c.decode(nil); len(got) != int(n) {
 			t.Fatalf("%d codes for %d rows", len(got), n)
+		}
+		c = codeChunk{n: uint32(n), runs: true, data: data}
+		if got := c.decode(nil); len(got) != int(n) {
+			t.Fatalf("%d codes for %d rows (runs)", len(got), n)
 		}
 		if nterms == 0 {
 			return
@@ -263,6 +280,21 @@ func FuzzCodeChunk(f *testing.F) {
 		c = encodeCodes(0, codes, present, nterms, &sparse)
 		if got := c.decode(nil); !slices.Equal(got, codes) {
 			t.Fatalf("codes %v read back as %v", codes, got)
+		}
+		// The same codes in runs of up to 40 rows.
+		var runny []uint32
+		present = 0
+		for i, x := range codes {
+			for range 1 + int(data[i])%40 {
+				runny = append(runny, x)
+				if x != 0 {
+					present++
+				}
+			}
+		}
+		c = encodeCodes(0, runny, present, nterms, &sparse)
+		if got := c.decode(nil); !slices.Equal(got, runny) {
+			t.Fatalf("codes %v read back as %v", runny, got)
 		}
 	})
 }

@@ -115,13 +115,15 @@ const maxDictEntries = 1 << 16
 // ingest path allocated (and so of its garbage collections). The plan
 // and the bytes written are the same with or without it.
 type planScratch struct {
-	strs  map[string]uint32
+	strs  strCodes
 	ints  map[int64]uint32
-	rank  map[string]uint32
+	tail  map[string]uint32 // tailDistinct's set
 	codes []uint32
 	used  []int32
 	order []string // distinct values in order of first appearance
 	ranks []uint32 // first-appearance code -> sorted dictionary position
+	// byValue: sorted dictionary position -> first-appearance code
+	byValue []uint32
 	// expectDistinct (set by the writer before a plan) says the column's
 	// last chunk had nearly all values distinct: the plan gives up on a
 	// dictionary after earlyDistinctRows such values rather than 4096.
@@ -160,6 +162,18 @@ func (sc *planScratch) rankFor(n int) []uint32 {
 	return sc.ranks[:n]
 }
 
+// byValueFor returns a slice of n codes (contents undefined), reusing the
+// scratch's.
+func (sc *planScratch) byValueFor(n int) []uint32 {
+	if sc == nil {
+		return make([]uint32, n)
+	}
+	if cap(sc.byValue) < n {
+		sc.byValue = make([]uint32, n)
+	}
+	return sc.byValue[:n]
+}
+
 // codesFor returns a zeroed slice of rows codes, reusing the scratch's.
 func (sc *planScratch) codesFor(rows int) []uint32 {
 	if sc == nil {
@@ -173,13 +187,14 @@ func (sc *planScratch) codesFor(rows int) []uint32 {
 	return c
 }
 
-// strMap returns an empty map of strings, reusing the scratch's.
-func (sc *planScratch) strMap() map[string]uint32 {
+// strTable returns an empty table of string codes for a chunk of rows
+// values, reusing the scratch's.
+func (sc *planScratch) strTable(rows int) *strCodes {
 	if sc == nil {
-		return make(map[string]uint32)
+		return new(strCodes)
 	}
-	sc.strs = reuseMap(sc.strs)
-	return sc.strs
+	sc.strs.reset(rows)
+	return &sc.strs
 }
 
 // scratchMapMax is the most entries a scratch map may have held and still
@@ -375,7 +390,8 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 // values); once a dictionary stops paying, every later value is looked at
 // instead. Stats and plan are the same as looking at every row.
 func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
-	seen := p.scratch.strMap()
+	seen := p.scratch.strTable(rows)
+	dictOn := true // false once a dictionary stops paying
 	distinct := p.scratch.orderFor()
 	codes := p.scratch.codesFor(rows)
 	total, counted := 0, 0
@@ -392,23 +408,20 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 		s := d.Strs[i]
 		total += len(s) + uvarintLen(uint64(len(s)))
 		counted++
-		if seen == nil {
+		if !dictOn {
 			shape.add(s)
 			r.add(s)
 			continue
 		}
-		c, ok := seen[s]
-		if !ok {
-			c = uint32(len(distinct))
-			seen[s] = c
-			distinct = append(distinct, s)
+		c, isNew := seen.code(s, &distinct)
+		if isNew {
 			shape.add(s)
 			r.add(s)
 			// Give up on a dictionary once it is clearly not paying: too
 			// many entries, or nearly every value distinct so far.
-			if len(seen) > maxDictEntries || (counted >= giveUpAt && len(seen) > counted*7/8 && p.tailDistinct(d, rows, giveUpAt)) ||
-				(counted >= 8192 && len(seen) > counted/2) {
-				seen = nil
+			if len(distinct) > maxDictEntries || (counted >= giveUpAt && len(distinct) > counted*7/8 && p.tailDistinct(d, rows, giveUpAt)) ||
+				(counted >= 8192 && len(distinct) > counted/2) {
+				dictOn = false
 				continue
 			}
 		}
@@ -416,12 +429,12 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 	}
 	if p.scratch != nil {
 		p.scratch.order = distinct[:0] // the capacity, for the next chunk
-		p.scratch.nearlyDistinct = seen == nil || len(distinct)*8 > counted*7
+		p.scratch.nearlyDistinct = !dictOn || len(distinct)*8 > counted*7
 	}
 	// The scratch keeps no caller's strings alive past the plan.
 	defer clear(distinct)
 	p.setStrRange(&r)
-	if seen != nil && p.present > 0 {
+	if dictOn && p.present > 0 {
 		dictBytes := 0
 		for _, s := range distinct {
 			dictBytes += len(s) + 1
@@ -429,17 +442,24 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 		w := codeWidth(len(distinct))
 		cost := dictBytes + int(w)*p.present
 		if cost < total*3/4 && len(distinct) <= p.present/2+1 {
+			// The first-appearance codes sorted by their values give the
+			// dictionary, and rank[code] = its position there, without
+			// looking a value up again.
+			byValue := p.scratch.byValueFor(len(distinct))
+			for c := range byValue {
+				byValue[c] = uint32(c)
+			}
+			slices.SortFunc(byValue, func(a, b uint32) int { return strings.Compare(distinct[a], distinct[b]) })
 			var dict []string
 			if p.scratch != nil {
-				dict = append(emptyFor(&p.scratch.dictStrs, len(distinct)), distinct...)
+				dict = emptyFor(&p.scratch.dictStrs, len(distinct))
 			} else {
-				dict = slices.Clone(distinct)
+				dict = make([]string, 0, len(distinct))
 			}
-			slices.Sort(dict)
-			// rank[first-appearance code] = position in the sorted dictionary.
-			rank := p.scratch.rankFor(len(dict))
-			for i, s := range dict {
-				rank[seen[s]] = uint32(i)
+			rank := p.scratch.rankFor(len(distinct))
+			for i, c := range byValue {
+				dict = append(dict, distinct[c])
+				rank[c] = uint32(i)
 			}
 			for i := 0; i < rows; i++ {
 				if d.present(i) {
@@ -461,8 +481,8 @@ func (p *chunkPlan) tailDistinct(d *ColumnData, rows, n int) bool {
 	if n >= 4096 || p.scratch == nil {
 		return true // the long-standing rule: the first 4096 values decide
 	}
-	p.scratch.rank = reuseMap(p.scratch.rank)
-	tail := p.scratch.rank
+	p.scratch.tail = reuseMap(p.scratch.tail)
+	tail := p.scratch.tail
 	counted := 0
 	for i := rows - 1; i >= 0 && counted < n; i-- {
 		if d.present(i) {
@@ -542,34 +562,44 @@ func (p *chunkPlan) planFromCodes(d *ColumnData, rows int) {
 	for i := range used {
 		used[i] = -1
 	}
-	total := 0
+	total, nused := 0, 0
 	for i := 0; i < rows; i++ {
 		if d.present(i) {
 			c := d.Codes[i]
 			if used[c] < 0 {
 				used[c] = 0
+				nused++
 			}
 			total += len(d.Dict[c]) + 1
 		}
 	}
-	var dict []string
-	if p.scratch != nil {
-		dict = emptyFor(&p.scratch.dictStrs, 0)
+	if nused == 0 {
+		p.enc = encBytes
+		return
 	}
+	// The codes used, sorted by their values, give the block's dictionary
+	// (a caller's dictionary may repeat values: equal neighbours make one
+	// entry) and used[code] = the code's position in it.
+	byValue := p.scratch.byValueFor(nused)[:0]
 	for c, u := range used {
 		if u == 0 {
-			dict = append(dict, d.Dict[c])
+			byValue = append(byValue, uint32(c))
 		}
+	}
+	slices.SortFunc(byValue, func(a, b uint32) int { return strings.Compare(d.Dict[a], d.Dict[b]) })
+	var dict []string
+	if p.scratch != nil {
+		dict = emptyFor(&p.scratch.dictStrs, nused)
+	}
+	for _, c := range byValue {
+		if s := d.Dict[c]; len(dict) == 0 || dict[len(dict)-1] != s {
+			dict = append(dict, s)
+		}
+		used[c] = int32(len(dict) - 1)
 	}
 	if p.scratch != nil {
 		p.scratch.dictStrs = dict // keep what it grew to
 	}
-	if len(dict) == 0 {
-		p.enc = encBytes
-		return
-	}
-	slices.Sort(dict)
-	dict = slices.Compact(dict) // a caller's dictionary may repeat values
 	// Stats from the dictionary, not the rows.
 	p.setStrRange(&strRange{any: true, min: dict[0], max: dict[len(dict)-1]})
 	dictBytes := 0
@@ -585,22 +615,6 @@ func (p *chunkPlan) planFromCodes(d *ColumnData, rows int) {
 		}
 		p.enc, p.width = p.textEncoding(shape)
 		return
-	}
-	// Codes of the input dictionary map to positions in the sorted one.
-	var rank map[string]uint32
-	if p.scratch != nil {
-		p.scratch.rank = reuseMap(p.scratch.rank)
-		rank = p.scratch.rank
-	} else {
-		rank = make(map[string]uint32, len(dict))
-	}
-	for i, s := range dict {
-		rank[s] = uint32(i)
-	}
-	for c, u := range used {
-		if u == 0 {
-			used[c] = int32(rank[d.Dict[c]])
-		}
 	}
 	p.enc, p.width, p.dictStrs = encDict, w, dict
 	p.codes = p.scratch.codesFor(rows)

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"slices"
 	"sync"
@@ -20,57 +21,97 @@ import (
 // 2.3 bytes a row for the second copy (a 45 KB dictionary and 105 KB of
 // codes per 65,536 rows).
 
-// sameChunksBudget bounds the bytes a writer keeps per block to compare
-// chunks with (codes, NULLs and dictionary entries of the chunks written).
-const sameChunksBudget = 4 << 20
+// sameChunksMax bounds the chunks a writer keeps per block to compare
+// with.
+const sameChunksMax = 1024
 
 // sameChunks is what a writer keeps of the dictionary-encoded string
-// chunks written in the current block.
+// chunks written in the current block: each one's footer entry and a
+// SHA-256 digest of its values. Copies of the values (codes, NULLs and
+// dictionary entries) took up to 4 MiB per writer (issue 14: 7 MB of the
+// heap at 10M events, a flush and a compaction writing at once); a digest
+// takes 32 bytes, and two different chunks with the same digest are a
+// SHA-256 collision. Hashing a chunk's values (SHA-NI: about 2 GB/s) costs
+// less than copying them did.
 type sameChunks struct {
-	list  []sameChunk
-	n     int // entries of list in use
-	bytes int
+	list []sameChunk
+	n    int // entries of list in use
+	// buf holds the bytes a digest is taken of, chunk after chunk.
+	buf []byte
 }
 
-// sameChunk is one chunk written: its footer entry and its values.
+// sameChunk is one chunk written: its footer entry and its digest.
 type sameChunk struct {
-	meta  chunkMeta
-	dict  []string
-	text  []byte // the dictionary's bytes, which dict's strings are cut from
-	nulls []byte // bit r set: row r has a value
-	codes []byte // the codes of the rows with a value, width bytes each
+	meta chunkMeta
+	sum  [sha256.Size]byte
 }
 
-// sameChunksPool keeps the buffers of finished writers' sameChunks: every
-// flush and compaction writes blocks, each keeping up to
-// sameChunksBudget.
+// sameChunksPool keeps the buffers of finished writers' sameChunks.
 var sameChunksPool = sync.Pool{New: func() any { return new(sameChunks) }}
 
 func getSameChunks() *sameChunks { return sameChunksPool.Get().(*sameChunks) }
 
+// sameChunksBufMax is the largest digest buffer the pool keeps.
+const sameChunksBufMax = 1 << 20
+
 // putSameChunks gives s back, emptied, for another writer.
 func putSameChunks(s *sameChunks) {
 	s.reset()
+	if cap(s.buf) > sameChunksBufMax {
+		s.buf = nil
+	}
 	sameChunksPool.Put(s)
 }
 
-// reset forgets the chunks of the previous block (their buffers stay
-// for reuse).
+// reset forgets the chunks of the previous block.
 func (s *sameChunks) reset() {
 	for i := range s.list[:s.n] {
 		s.list[i].meta = chunkMeta{}
 	}
-	s.n, s.bytes = 0, 0
+	s.n = 0
+}
+
+// digest returns the digest of the values of plan p over d (rows rows):
+// its row count, present count, code width, dictionary entries (each
+// length-prefixed), which rows have a value, and their codes. Two chunks
+// with the same digest have the same rows, NULLs and dictionary.
+func (s *sameChunks) digest(p *chunkPlan, d *ColumnData, rows int) [sha256.Size]byte {
+	b := s.buf[:0]
+	b = binary.AppendUvarint(b, uint64(rows))
+	b = binary.AppendUvarint(b, uint64(p.present))
+	b = append(b, p.width)
+	b = binary.AppendUvarint(b, uint64(len(p.dictStrs)))
+	for _, e := range p.dictStrs {
+		b = binary.AppendUvarint(b, uint64(len(e)))
+		b = append(b, e...)
+	}
+	at := len(b)
+	b = append(b, make([]byte, (rows+7)/8)...)
+	for r := 0; r < rows; r++ {
+		if !d.present(r) {
+			continue
+		}
+		b[at+(r>>3)] |= 1 << (r & 7)
+		switch code := p.codes[r]; p.width {
+		case 1:
+			b = append(b, byte(code))
+		case 2:
+			b = binary.LittleEndian.AppendUint16(b, uint16(code))
+		default:
+			b = binary.LittleEndian.AppendUint32(b, code)
+		}
+	}
+	s.buf = b
+	return sha256.Sum256(b)
 }
 
 // find returns the footer entry of a chunk written in the block whose
-// rows, NULLs and dictionary are those of plan p over d (rows rows),
-// with its own copy of the unit lists.
-func (s *sameChunks) find(p *chunkPlan, d *ColumnData, rows int) (chunkMeta, bool) {
+// values have digest sum (see digest) and whose plan is p's, with its own
+// copy of the unit lists.
+func (s *sameChunks) find(p *chunkPlan, sum [sha256.Size]byte) (chunkMeta, bool) {
 	for i := range s.list[:s.n] {
 		c := &s.list[i]
-		if c.meta.present != p.present || c.meta.width != p.width || len(c.dict) != len(p.dictStrs) ||
-			!slices.Equal(c.dict, p.dictStrs) || !c.sameRows(p, d, rows) {
+		if c.sum != sum || c.meta.present != p.present || c.meta.width != p.width || c.meta.dictEntries != len(p.dictStrs) {
 			continue
 		}
 		m := c.meta
@@ -86,89 +127,17 @@ func (s *sameChunks) find(p *chunkPlan, d *ColumnData, rows int) (chunkMeta, boo
 	return chunkMeta{}, false
 }
 
-// sameRows reports whether p's codes over d are c's, row for row.
-func (c *sameChunk) sameRows(p *chunkPlan, d *ColumnData, rows int) bool {
-	if len(c.nulls) < (rows+7)/8 {
-		return false
-	}
-	w := int(c.meta.width)
-	k := 0
-	for r := 0; r < rows; r++ {
-		has := d.present(r)
-		if has != (c.nulls[r>>3]&(1<<(r&7)) != 0) {
-			return false
-		}
-		if !has {
-			continue
-		}
-		if k+w > len(c.codes) || codeAt(c.codes[k:], w) != p.codes[r] {
-			return false
-		}
-		k += w
-	}
-	return true
-}
-
-func codeAt(b []byte, w int) uint32 {
-	switch w {
-	case 1:
-		return uint32(b[0])
-	case 2:
-		return uint32(binary.LittleEndian.Uint16(b))
-	}
-	return binary.LittleEndian.Uint32(b)
-}
-
-// add keeps chunk cm, written from plan p over d, for the columns after
-// it in the block, unless the block's budget is spent.
-func (s *sameChunks) add(cm chunkMeta, p *chunkPlan, d *ColumnData, rows int) {
-	w := int(p.width)
-	text := 0
-	for _, e := range p.dictStrs {
-		text += len(e)
-	}
-	cost := (rows+7)/8 + p.present*w + text + 16*len(p.dictStrs)
-	if s.bytes+cost > sameChunksBudget {
+// add keeps chunk cm, whose values have digest sum, for the columns after
+// it in the block.
+func (s *sameChunks) add(cm chunkMeta, sum [sha256.Size]byte) {
+	if s.n == sameChunksMax {
 		return
 	}
-	s.bytes += cost
 	if s.n == len(s.list) {
 		s.list = append(s.list, sameChunk{})
 	}
-	c := &s.list[s.n]
+	s.list[s.n] = sameChunk{meta: cm, sum: sum}
 	s.n++
-	c.meta = cm
-	c.text = c.text[:0]
-	for _, e := range p.dictStrs {
-		c.text = append(c.text, e...)
-	}
-	// The strings are cut from c's own copy of the entries (p's may point
-	// into d, which the caller reuses for the next column); c.text is
-	// written again only once c is reset, when nothing compares with them.
-	all := unsafeString(c.text)
-	c.dict = c.dict[:0]
-	pos := 0
-	for _, e := range p.dictStrs {
-		c.dict = append(c.dict, all[pos:pos+len(e)])
-		pos += len(e)
-	}
-	c.nulls = slices.Grow(c.nulls[:0], (rows+7)/8)[:(rows+7)/8]
-	clear(c.nulls)
-	c.codes = c.codes[:0]
-	for r := 0; r < rows; r++ {
-		if !d.present(r) {
-			continue
-		}
-		c.nulls[r>>3] |= 1 << (r & 7)
-		switch code := p.codes[r]; w {
-		case 1:
-			c.codes = append(c.codes, byte(code))
-		case 2:
-			c.codes = binary.LittleEndian.AppendUint16(c.codes, uint16(code))
-		default:
-			c.codes = binary.LittleEndian.AppendUint32(c.codes, code)
-		}
-	}
 }
 
 // FirstUnit returns where the first data page of column col in block b

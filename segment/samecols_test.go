@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/internal/vfs"
 )
 
@@ -116,5 +117,32 @@ func TestSameColumnsStoredOnce(t *testing.T) {
 	checkAllValues(t, rw, cols)
 	if !sameUnits(rw, 1, col("ip"), col("ip_again")) {
 		t.Fatal("a version 3 block rewritten as version 4 stores the copy apart")
+	}
+}
+
+// TestSameChunksDigest: chunks with the same rows, NULLs, codes and
+// dictionary have one digest; a dictionary cut differently ("ab", "c" vs
+// "a", "bc"), another NULL, another code or width each give another.
+func TestSameChunksDigest(t *testing.T) {
+	var s sameChunks
+	d := &ColumnData{Strs: make([]string, 4)}
+	plan := func(dict []string, codes []uint32, width uint8) *chunkPlan {
+		return &chunkPlan{enc: encDict, dictStrs: dict, codes: codes, width: width, present: 4}
+	}
+	base := s.digest(plan([]string{"ab", "c"}, []uint32{0, 1, 1, 0}, 1), d, 4)
+	if again := s.digest(plan([]string{"ab", "c"}, []uint32{0, 1, 1, 0}, 1), d, 4); again != base {
+		t.Fatal("the same chunk has two digests")
+	}
+	withNull := &ColumnData{Strs: make([]string, 4), Nulls: vec.NewBitset(4)}
+	withNull.Nulls.Set(3)
+	for name, sum := range map[string][32]byte{
+		"dictionary cut": s.digest(plan([]string{"a", "bc"}, []uint32{0, 1, 1, 0}, 1), d, 4),
+		"code":           s.digest(plan([]string{"ab", "c"}, []uint32{0, 1, 0, 0}, 1), d, 4),
+		"width":          s.digest(plan([]string{"ab", "c"}, []uint32{0, 1, 1, 0}, 2), d, 4),
+		"null":           s.digest(&chunkPlan{enc: encDict, dictStrs: []string{"ab", "c"}, codes: []uint32{0, 1, 1, 0}, width: 1, present: 3}, withNull, 4),
+	} {
+		if sum == base {
+			t.Errorf("%s: same digest", name)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -465,11 +466,13 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 		cm.derived = p.derived.table
 	}
 	sameable := p.enc == encDict && t == TypeString && w.version >= FormatV4
+	var sum [sha256.Size]byte
 	if sameable {
 		if w.same == nil {
 			w.same = getSameChunks()
 		}
-		if same, ok := w.same.find(p, d, rows); ok {
+		sum = w.same.digest(p, d, rows)
+		if same, ok := w.same.find(p, sum); ok {
 			// A copy of a column written before in the block: its units.
 			same.col = ci
 			bm.chunks = append(bm.chunks, same)
@@ -520,7 +523,7 @@ func (w *Writer) WriteColumn(ci int, d *ColumnData) error {
 		}
 	}
 	if sameable && w.err == nil {
-		w.same.add(cm, p, d, rows)
+		w.same.add(cm, sum)
 	}
 	bm.chunks = append(bm.chunks, cm)
 	return w.err

@@ -175,19 +175,29 @@ func (s *Shard) stage(h *head, group []*appendReq) (*stagePlan, error) {
 	return p, nil
 }
 
-// appendRecords appends the log records of the events staged in heads[k]:
-// a request's own record when the head holds all its events, else a record
-// of the range.
-func (p *stagePlan) appendRecords(dst []byte, k int) []byte {
-	var raw []byte
+// logRecords returns the log records of the events staged in heads[k],
+// in log order, appended to recs: a request's own records when the head
+// holds all its events (its buffer, not a copy: the request waits for the
+// commit, so the buffer stays as it is), else a record of the range,
+// built in scratch. scratch and raw are returned for reuse.
+func (p *stagePlan) logRecords(recs [][]byte, scratch, raw []byte, k int) ([][]byte, []byte, []byte) {
+	// Records built in scratch are sliced once it stops growing.
+	type built struct{ at, start, end int }
+	var ranges []built
 	for _, er := range p.pieces[k] {
 		if er.from == 0 && er.to == er.req.events() {
-			dst = append(dst, er.req.rec...)
+			recs = append(recs, er.req.rec)
 			continue
 		}
-		dst, raw = er.req.batch.appendRangeRecord(dst, raw, er.from, er.to)
+		start := len(scratch)
+		scratch, raw = er.req.batch.appendRangeRecord(scratch, raw, er.from, er.to)
+		ranges = append(ranges, built{len(recs), start, len(scratch)})
+		recs = append(recs, nil)
 	}
-	return dst
+	for _, b := range ranges {
+		recs[b.at] = scratch[b.start:b.end]
+	}
+	return recs, scratch, raw
 }
 
 // errHeadSplit stops the replay of a file that must start a new head.

@@ -159,7 +159,7 @@ func (s *Shard) stage(h *head, group []*appendReq) (*stagePlan, error) {
 				p.pieces[k] = append(p.pieces[k], eventRange{r, from, i})
 				p.last[gi] = k
 			}
-			cur = newHead(s.opts.Now(), 0, s.opts.MaxColumns)
+			cur = s.startHead(s.opts.Now(), 0)
 			p.heads = append(p.heads, cur)
 			p.marks = append(p.marks, cur.mark())
 			p.pieces = append(p.pieces, nil)
@@ -235,7 +235,7 @@ func (s *Shard) replayWAL(path string, seq uint64, tail tailMode, scratch *[]byt
 			h.frozen = true
 			h.walLast = seq - 1
 			s.frozen = append(s.frozen, h)
-			s.head = newHead(s.opts.Now(), seq, s.opts.MaxColumns)
+			s.head = s.startHead(s.opts.Now(), seq)
 			continue
 		}
 		h.publish()

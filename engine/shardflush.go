@@ -142,6 +142,8 @@ func (s *Shard) flushHead(h *head) error {
 	s.frozen = slices.DeleteFunc(s.frozen, func(x *head) bool { return x == h })
 	s.noteRemoteLocked(ref, nil)
 	s.mu.Unlock()
+	// No snapshot can find h now, and the segment is written.
+	s.eng.slots.recycle(h)
 	s.deliverRemote()
 	s.warmSegment(ref) // the predicate cache, in the background (predwarm.go)
 	h.mu.RLock()

@@ -345,7 +345,7 @@ func (s *Shard) rotate(now time.Time, full bool, next *head) error {
 	h.mu.Unlock()
 	s.frozen = append(s.frozen, h)
 	if next == nil {
-		next = newHead(now, seq, s.opts.MaxColumns)
+		next = s.startHead(now, seq)
 		if full {
 			next.sizes = h.sizeHints()
 		}

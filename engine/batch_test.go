@@ -186,7 +186,7 @@ func TestLogRecordsOfSplitRequests(t *testing.T) {
 	plan := &stagePlan{pieces: [][]eventRange{{
 		{reqs[0], 0, 40}, {reqs[1], 0, 13}, {reqs[2], 0, 40}, {reqs[1], 13, 29}, {reqs[1], 29, 40},
 	}}}
-	recs, _, _ := plan.logRecords(nil, nil, nil, 0)
+	recs, _ := plan.logRecords(nil, nil, 0)
 	if len(recs) != len(plan.pieces[0]) {
 		t.Fatalf("%d records for %d pieces", len(recs), len(plan.pieces[0]))
 	}

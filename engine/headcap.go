@@ -179,11 +179,12 @@ func (s *Shard) stage(h *head, group []*appendReq) (*stagePlan, error) {
 // in log order, appended to recs: a request's own records when the head
 // holds all its events (its buffer, not a copy: the request waits for the
 // commit, so the buffer stays as it is), else a record of the range,
-// built in scratch. scratch and raw are returned for reuse.
-func (p *stagePlan) logRecords(recs [][]byte, scratch, raw []byte, k int) ([][]byte, []byte, []byte) {
+// built in scratch, which is returned for reuse.
+func (p *stagePlan) logRecords(recs [][]byte, scratch []byte, k int) ([][]byte, []byte) {
 	// Records built in scratch are sliced once it stops growing.
 	type built struct{ at, start, end int }
 	var ranges []built
+	var raw []byte
 	for _, er := range p.pieces[k] {
 		if er.from == 0 && er.to == er.req.events() {
 			recs = append(recs, er.req.rec)
@@ -197,7 +198,7 @@ func (p *stagePlan) logRecords(recs [][]byte, scratch, raw []byte, k int) ([][]b
 	for _, b := range ranges {
 		recs[b.at] = scratch[b.start:b.end]
 	}
-	return recs, scratch, raw
+	return recs, scratch
 }
 
 // errHeadSplit stops the replay of a file that must start a new head.

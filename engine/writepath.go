@@ -90,11 +90,10 @@ func (s *Shard) AppendBatch(ctx context.Context, b *Batch) error {
 // commitScratch is the committer's memory, kept between groups: the
 // records of a head's part of a group (slices of the requests' buffers,
 // and of ranges, for the rare request split between two heads: a range's
-// record and its payload are built in ranges and raw).
+// record is built in ranges).
 type commitScratch struct {
 	recs   [][]byte
 	ranges []byte
-	raw    []byte
 }
 
 func (s *Shard) enqueue(ctx context.Context, req *appendReq) error {
@@ -206,7 +205,7 @@ func (s *Shard) commit(group []*appendReq, sc *commitScratch) {
 			}
 		}
 		var recs [][]byte
-		recs, sc.ranges, sc.raw = plan.logRecords(sc.recs[:0], sc.ranges[:0], sc.raw, k)
+		recs, sc.ranges = plan.logRecords(sc.recs[:0], sc.ranges[:0], k)
 		sc.recs = recs
 		if len(recs) > 0 {
 			// Refused while the disk is full; a failure other than a full

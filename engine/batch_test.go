@@ -162,3 +162,50 @@ func TestLargeBatchIsSeveralRecords(t *testing.T) {
 	s, _ = e.Shard(shardID)
 	assertEvents(t, s, want)
 }
+
+// TestLogRecordsOfSplitRequests: the records the committer writes for a
+// head's part of a group are, in order, whole requests' own records and
+// records of the ranges of split requests, each holding exactly its
+// events; ranges built one after another (their scratch growing) keep
+// their bytes.
+func TestLogRecordsOfSplitRequests(t *testing.T) {
+	e := openTestEngine(t, vfs.NewMemFS(), nil)
+	defer e.Close()
+	reqs := make([]*appendReq, 3)
+	next := 0
+	for i := range reqs {
+		b := e.NewBatch()
+		for range 40 {
+			ev := testEvent(next, int64(1_700_000_000_000_000+next))
+			next++
+			b.Add(&ev)
+		}
+		b.rec = b.appendRecords(nil)
+		reqs[i] = &appendReq{rec: b.rec, batch: b}
+	}
+	plan := &stagePlan{pieces: [][]eventRange{{
+		{reqs[0], 0, 40}, {reqs[1], 0, 13}, {reqs[2], 0, 40}, {reqs[1], 13, 29}, {reqs[1], 29, 40},
+	}}}
+	recs, _ := plan.logRecords(nil, nil, 0)
+	if len(recs) != len(plan.pieces[0]) {
+		t.Fatalf("%d records for %d pieces", len(recs), len(plan.pieces[0]))
+	}
+	for k, er := range plan.pieces[0] {
+		evs, n, err := decodeWALRecord(recs[k])
+		if err != nil || n != len(recs[k]) {
+			t.Fatalf("record %d: %v (%d of %d bytes)", k, err, n, len(recs[k]))
+		}
+		if len(evs) != er.to-er.from {
+			t.Fatalf("record %d holds %d events, want %d", k, len(evs), er.to-er.from)
+		}
+		for j := range evs {
+			want, _, err := event.DecodeEvent(er.req.batch.Event(er.from + j))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if evs[j].ID != want.ID || evs[j].Timestamp != want.Timestamp {
+				t.Fatalf("record %d event %d is %s, want %s", k, j, evs[j].ID, want.ID)
+			}
+		}
+	}
+}

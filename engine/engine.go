@@ -42,6 +42,8 @@ type Engine struct {
 	mem headMemory
 	// freed wakes appends waiting for heads to be written out.
 	freed headsFreed
+	// slots are flushed heads' byte slots for the next heads (headslots.go).
+	slots slotPool
 	// flushSlots bounds flushes running at once across shards: each holds
 	// a block of decoded columns and an index builder in memory.
 	flushSlots chan struct{}
@@ -84,6 +86,9 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	setPredCacheBytes(o.PredicateCacheBytes)
 	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{}),
 		flushSlots: make(chan struct{}, o.MaxConcurrentFlushes), instance: rand.Uint64()}
+	// One head's worth: what the next head takes while the one before is
+	// flushed.
+	e.slots.setMaxBytes(o.HeadMaxBytes)
 	srcDir := filepath.Join(dir, "sources")
 	if !o.ReadOnly {
 		if err := o.FS.MkdirAll(srcDir); err != nil {

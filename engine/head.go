@@ -71,6 +71,11 @@ type head struct {
 	frozen        bool
 	// adder stages events (add, addEncoded); under mu.
 	adder headAdder
+	// slotPool gives the packed columns their slots (nil: allocate);
+	// viewed says a snapshot took a view of the head, whose slots are then
+	// never recycled (headslots.go).
+	slotPool *slotPool
+	viewed   atomic.Bool
 
 	// sealed are the summaries of the head's full chunks, in row order,
 	// added by readers (headchunk.go); guarded by sealMu, not mu.
@@ -231,6 +236,7 @@ func (h *head) column(n *trieNode, t segment.ColType) *headColumn {
 			return nil
 		}
 		c = &headColumn{path: n.path, typ: t, node: n}
+		c.packed.pool = h.slotPool
 		if t == segment.TypeString {
 			c.dict = map[string]uint32{}
 		} else if t == segment.TypeArray {

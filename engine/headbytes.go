@@ -31,6 +31,9 @@ type packedBytes struct {
 	// firstCap is the capacity of the first slot (a size hint from the
 	// previous head; 0: start small).
 	firstCap int
+	// pool gives full-size slots of flushed heads (headslots.go); nil:
+	// allocate them.
+	pool *slotPool
 }
 
 // headSlotShift sets the slot size: 64 KiB, small enough that the spare
@@ -51,9 +54,7 @@ func (p *packedBytes) add(v string) uint32 {
 		cur := p.slots[n-1]
 		if len(cur)+len(v) <= size {
 			if len(cur)+len(v) > cap(cur) {
-				grown := make([]byte, len(cur), min(size, max(2*cap(cur), len(cur)+len(v))))
-				copy(grown, cur)
-				cur = grown
+				cur = append(p.newSlot(min(size, max(2*cap(cur), len(cur)+len(v)))), cur...)
 			}
 			p.slots[n-1] = append(cur, v...)
 			p.end += uint32(len(v))
@@ -73,11 +74,22 @@ func (p *packedBytes) add(v string) uint32 {
 		if len(p.slots) == 0 {
 			c = min(size, max(p.firstCap, len(v), 1024))
 		}
-		p.slots = append(p.slots, append(make([]byte, 0, c), v...))
+		p.slots = append(p.slots, append(p.newSlot(c), v...))
 		p.open = true
 	}
 	p.end = base + uint32(len(v))
 	return p.end
+}
+
+// newSlot returns an empty slot of capacity c, from the pool when c is a
+// whole slot.
+func (p *packedBytes) newSlot(c int) []byte {
+	if c == slotSize() {
+		if s := p.pool.get(); s != nil {
+			return s
+		}
+	}
+	return make([]byte, 0, c)
 }
 
 // truncate drops the values after virtual offset end (a value's end, or

@@ -159,7 +159,7 @@ func (s *Shard) stage(h *head, group []*appendReq) (*stagePlan, error) {
 				p.pieces[k] = append(p.pieces[k], eventRange{r, from, i})
 				p.last[gi] = k
 			}
-			cur = newHead(s.opts.Now(), 0, s.opts.MaxColumns)
+			cur = s.startHead(s.opts.Now(), 0)
 			p.heads = append(p.heads, cur)
 			p.marks = append(p.marks, cur.mark())
 			p.pieces = append(p.pieces, nil)
@@ -175,19 +175,30 @@ func (s *Shard) stage(h *head, group []*appendReq) (*stagePlan, error) {
 	return p, nil
 }
 
-// appendRecords appends the log records of the events staged in heads[k]:
-// a request's own record when the head holds all its events, else a record
-// of the range.
-func (p *stagePlan) appendRecords(dst []byte, k int) []byte {
+// logRecords returns the log records of the events staged in heads[k],
+// in log order, appended to recs: a request's own records when the head
+// holds all its events (its buffer, not a copy: the request waits for the
+// commit, so the buffer stays as it is), else a record of the range,
+// built in scratch, which is returned for reuse.
+func (p *stagePlan) logRecords(recs [][]byte, scratch []byte, k int) ([][]byte, []byte) {
+	// Records built in scratch are sliced once it stops growing.
+	type built struct{ at, start, end int }
+	var ranges []built
 	var raw []byte
 	for _, er := range p.pieces[k] {
 		if er.from == 0 && er.to == er.req.events() {
-			dst = append(dst, er.req.rec...)
+			recs = append(recs, er.req.rec)
 			continue
 		}
-		dst, raw = er.req.batch.appendRangeRecord(dst, raw, er.from, er.to)
+		start := len(scratch)
+		scratch, raw = er.req.batch.appendRangeRecord(scratch, raw, er.from, er.to)
+		ranges = append(ranges, built{len(recs), start, len(scratch)})
+		recs = append(recs, nil)
 	}
-	return dst
+	for _, b := range ranges {
+		recs[b.at] = scratch[b.start:b.end]
+	}
+	return recs, scratch
 }
 
 // errHeadSplit stops the replay of a file that must start a new head.
@@ -225,7 +236,7 @@ func (s *Shard) replayWAL(path string, seq uint64, tail tailMode, scratch *[]byt
 			h.frozen = true
 			h.walLast = seq - 1
 			s.frozen = append(s.frozen, h)
-			s.head = newHead(s.opts.Now(), seq, s.opts.MaxColumns)
+			s.head = s.startHead(s.opts.Now(), seq)
 			continue
 		}
 		h.publish()

@@ -49,11 +49,13 @@ type logState struct {
 	syncsFailed int64
 }
 
-// writeLog writes a group's records to the log, fsyncing in sync mode. It
+// writeLog writes a group's records to the log, one after the other from
+// the buffers they were encoded in (no copy into one buffer), then
+// fsyncs once in sync mode. It
 // refuses while the disk is full, and moves to a fresh file first when the
 // last write failed for lack of space. An error means nothing of the group
 // may be acknowledged.
-func (s *Shard) writeLog(buf []byte) error {
+func (s *Shard) writeLog(recs [][]byte) error {
 	if err := s.eng.diskFullErr(); err != nil {
 		return err
 	}
@@ -65,7 +67,12 @@ func (s *Shard) writeLog(buf []byte) error {
 	s.walMu.Lock()
 	w := s.wal
 	good := w.size
-	err := w.write(buf)
+	var err error
+	for _, rec := range recs {
+		if err = w.write(rec); err != nil {
+			break
+		}
+	}
 	if err == nil && s.opts.AckMode == AckSync {
 		err = s.syncTimed(w.f)
 	}

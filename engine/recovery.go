@@ -129,7 +129,7 @@ func (s *Shard) recoverStored(repair bool, segsLoaded *bool) ([]*WALCorruptError
 	if len(seqs) > 0 {
 		first = max(first, seqs[0])
 	}
-	s.head = newHead(opts.Now(), first, opts.MaxColumns)
+	s.head = s.startHead(opts.Now(), first)
 	var replayed []uint64
 	var damage []*WALCorruptError
 	next := first
@@ -237,7 +237,7 @@ func openShardReadOnlyGuarded(s *Shard) (sh *Shard, err error) {
 			sg.release()
 		}
 		s.segs, s.lost = nil, nil
-		s.head = newHead(s.opts.Now(), 0, s.opts.MaxColumns)
+		s.head = s.startHead(s.opts.Now(), 0)
 		s.openProblems = append(s.openProblems, fmt.Errorf("opening the source panicked (an internal error; nothing was changed): %v", pe.Value))
 		s.walLost = append(s.walLost, lostUnit{kind: lossReplay, rows: -1, minTime: math.MinInt64, maxTime: math.MaxInt64,
 			cause: fmt.Sprintf("opening it read-only panicked: %v", pe.Value)})
@@ -260,7 +260,7 @@ func openShardReadOnly(s *Shard) (*Shard, error) {
 		return nil, err
 	}
 	covered := s.coveredWAL()
-	s.head = newHead(opts.Now(), covered+1, opts.MaxColumns)
+	s.head = s.startHead(opts.Now(), covered+1)
 	names, _ := opts.FS.List(s.walDir)
 	var scratch []byte
 	lastSeq := uint64(0)

@@ -64,7 +64,7 @@ func (s *Shard) recoverStoredGuarded(repair bool) (damage []*WALCorruptError, ne
 // openWALDamaged does, with ConditionReplayFailed on /ready.
 func (s *Shard) openReplayFailed(pe *PanicError) *Shard {
 	s.recordTask(taskReplay, pe)
-	s.head = newHead(s.opts.Now(), 0, s.opts.MaxColumns)
+	s.head = s.startHead(s.opts.Now(), 0)
 	s.frozen = nil
 	s.replayFailed = &ReplayFailedError{Shard: s.id, Panic: pe}
 	s.walLost = append(s.walLost, lostUnit{kind: lossReplay, rows: -1, minTime: math.MinInt64, maxTime: math.MaxInt64,

@@ -64,7 +64,7 @@ func (s *Shard) close(flush bool) error {
 		}
 		h.mu.RUnlock()
 	}
-	s.head = newHead(s.opts.Now(), s.walSeq, s.opts.MaxColumns)
+	s.head = s.startHead(s.opts.Now(), s.walSeq)
 	s.frozen = nil
 	s.mu.Unlock()
 	s.headParts.dropAll()

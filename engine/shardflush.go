@@ -143,6 +143,8 @@ func (s *Shard) flushHead(h *head) error {
 	s.noteRemoteLocked(ref, nil)
 	s.mu.Unlock()
 	s.headParts.forget(h) // what query nodes were sent of it (headparts.go)
+	// No snapshot can find h now, and the segment is written.
+	s.eng.slots.recycle(h)
 	s.deliverRemote()
 	s.warmSegment(ref) // the predicate cache, in the background (predwarm.go)
 	h.mu.RLock()

@@ -54,6 +54,7 @@ func (s *Shard) ownSnapshot() *Snapshot {
 		sg.acquire()
 	}
 	for _, h := range append(s.frozen[:len(s.frozen):len(s.frozen)], s.head) {
+		h.viewed.Store(true) // never recycled (headslots.go)
 		hv := h.view()
 		hv.chunkSize = s.opts.HeadChunkRows
 		sn.heads = append(sn.heads, hv)

@@ -87,6 +87,15 @@ func (s *Shard) AppendBatch(ctx context.Context, b *Batch) error {
 	return err
 }
 
+// commitScratch is the committer's memory, kept between groups: the
+// records of a head's part of a group (slices of the requests' buffers,
+// and of ranges, for the rare request split between two heads: a range's
+// record is built in ranges).
+type commitScratch struct {
+	recs   [][]byte
+	ranges []byte
+}
+
 func (s *Shard) enqueue(ctx context.Context, req *appendReq) error {
 	s.enqMu.RLock()
 	defer s.enqMu.RUnlock()
@@ -105,7 +114,7 @@ func (s *Shard) enqueue(ctx context.Context, req *appendReq) error {
 // fsync per group of queued batches, then head insertion in log order.
 func (s *Shard) committer() {
 	defer s.wg.Done()
-	var buf []byte
+	var sc commitScratch
 	var group []*appendReq
 	for {
 		group = group[:0]
@@ -118,7 +127,7 @@ func (s *Shard) committer() {
 				group = append(group, <-s.reqs)
 			}
 			if len(group) > 0 {
-				s.commitGuarded(group, &buf)
+				s.commitGuarded(group, &sc)
 			}
 			return
 		}
@@ -133,14 +142,14 @@ func (s *Shard) committer() {
 				break drain
 			}
 		}
-		s.commitGuarded(group, &buf)
+		s.commitGuarded(group, &sc)
 	}
 }
 
 // commitGuarded runs commit, recovering a panic: the group is answered
 // with an error and the shard refuses events from then on, since its log
 // and head may no longer agree. The process and the other sources go on.
-func (s *Shard) commitGuarded(group []*appendReq, bufp *[]byte) {
+func (s *Shard) commitGuarded(group []*appendReq, sc *commitScratch) {
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -157,10 +166,10 @@ func (s *Shard) commitGuarded(group []*appendReq, bufp *[]byte) {
 			}
 		}
 	}()
-	s.commit(group, bufp)
+	s.commit(group, sc)
 }
 
-func (s *Shard) commit(group []*appendReq, bufp *[]byte) {
+func (s *Shard) commit(group []*appendReq, sc *commitScratch) {
 	rotate := false
 	for _, r := range group {
 		rotate = rotate || r.rotate
@@ -195,14 +204,16 @@ func (s *Shard) commit(group []*appendReq, bufp *[]byte) {
 				break
 			}
 		}
-		buf := plan.appendRecords((*bufp)[:0], k)
-		*bufp = buf
-		if len(buf) > 0 {
+		var recs [][]byte
+		recs, sc.ranges = plan.logRecords(sc.recs[:0], sc.ranges[:0], k)
+		sc.recs = recs
+		if len(recs) > 0 {
 			// Refused while the disk is full; a failure other than a full
 			// disk fails the shard (writeLog). Either way nothing of this
 			// head's records may be acknowledged.
-			err = s.writeLog(buf)
+			err = s.writeLog(recs)
 		}
+		clear(recs) // the requests' buffers are theirs again once answered
 		if err != nil {
 			break
 		}
@@ -333,7 +344,7 @@ func (s *Shard) rotate(now time.Time, full bool, next *head) error {
 	h.mu.Unlock()
 	s.frozen = append(s.frozen, h)
 	if next == nil {
-		next = newHead(now, seq, s.opts.MaxColumns)
+		next = s.startHead(now, seq)
 		if full {
 			next.sizes = h.sizeHints()
 		}

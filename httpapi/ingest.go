@@ -86,7 +86,19 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 	}
 	// One store for the whole body: the meter gives it every body byte.
 	w.meter.start(ingestRouteName(route), len(ctx.PostBody()), 0)
-	n, err := s.storeEach(w, src, len(req.Body), func(fn func(event.Value) error) error { return w.dec.Each(&res, fn) }, nil)
+	n, err := s.storeEach(w, src, len(req.Body), func(fn func(event.Value) error) error {
+		if err := w.dec.Each(&res, fn); err != nil {
+			return err // its message may quote the body: keep it
+		}
+		// Every event is encoded into the worker's batch now, which holds
+		// about as much again as the body: give the body's buffer back
+		// before waiting for the commit (an fsync with sync acks) rather
+		// than after, so that requests waiting on the log do not each hold
+		// both. What the in-flight budget charged stays charged until the
+		// handler returns, and now stands for the batch.
+		releaseRequestBody(ctx)
+		return nil
+	}, nil)
 	var derr *decodeError
 	switch {
 	case errors.As(err, &derr):
@@ -234,3 +246,8 @@ func (s *Server) selectSource(ctx *fasthttp.RequestCtx, bp ingest.BodyParams) *c
 	}
 	return nil
 }
+
+// releaseRequestBody returns the request body's buffer to fasthttp's pool:
+// ctx.PostBody is empty from then on, and nothing may still read the bytes
+// it returned before.
+func releaseRequestBody(ctx *fasthttp.RequestCtx) { ctx.Request.ResetBody() }

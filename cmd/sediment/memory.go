@@ -97,10 +97,10 @@ func setMemoryLimit(limit int64, getenv func(string) string) {
 	}
 }
 
-// releaseIdleMemory empties the segment caches, calls release (the HTTP
-// server's ReleaseIdleMemory: its ingest buffers) and returns freed memory
-// to the operating system once ingest has gone quiet and the heads have
-// been written out. Go hands memory back only gradually; a log server that
+// releaseIdleMemory empties the segment caches and the engine's pool of
+// head slots, calls release (the HTTP server's ReleaseIdleMemory: its
+// ingest buffers) and returns freed memory to the operating system once
+// ingest has gone quiet and the heads have been written out. Go hands memory back only gradually; a log server that
 // is idle most of the day should not keep the footprint of its busiest
 // minute.
 func releaseIdleMemory(ctx context.Context, eng *engine.Engine, release func(), every time.Duration) {
@@ -119,6 +119,7 @@ func releaseIdleMemory(ctx context.Context, eng *engine.Engine, release func(), 
 		}
 		if !released {
 			engine.DropCaches()
+			eng.ReleaseIdleMemory()
 			if release != nil {
 				release()
 			}

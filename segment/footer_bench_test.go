@@ -54,9 +54,7 @@ func BenchmarkOpenFooter(b *testing.B) {
 	pages := 0
 	for blk := range r.NumBlocks() {
 		for col := range descs {
-			if ci, ok := r.Chunk(blk, col); ok {
-				pages += ci.Pages.Len()
-			}
+			pages += r.testPages(blk, col).Len()
 		}
 	}
 	r.Close()

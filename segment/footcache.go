@@ -140,16 +140,22 @@ func (c *detailCache) add(d *blockDetail) {
 	c.evictLocked(d)
 }
 
-// evictLocked drops the oldest entries (but keep) until the cache is
-// within its budget; an entry used since it was last looked at here goes
-// back to the front instead, once.
+// evictLocked drops the oldest entries (never keep) until the cache is
+// within its budget or holds keep alone; an entry used since it was last
+// looked at here goes back to the front instead, once.
 func (c *detailCache) evictLocked(keep *blockDetail) {
 	for c.held > c.max {
 		d := c.ring.prev
-		if d == &c.ring || d == keep {
-			return
+		if d == &c.ring || d == keep && d.prev == &c.ring {
+			return // empty, or only keep
 		}
 		c.unlinkLocked(d)
+		if d == keep {
+			d.next, d.prev = c.ring.next, &c.ring
+			d.next.prev, c.ring.next = d, d
+			c.held += d.size
+			continue
+		}
 		if d.used.Swap(false) {
 			d.next, d.prev = c.ring.next, &c.ring
 			d.next.prev, c.ring.next = d, d

@@ -287,12 +287,20 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 		total += bm.rows
 		s.firstChunk, s.nchunks = int32(len(f.chunks)), int32(len(bm.chunks))
 		s.span = unitSpan(&bm)
+		if bi == 0 {
+			// Blocks of a segment mostly have the same columns: room for
+			// as many chunks in each (trimmed below if too much), no more
+			// than the footer's bytes can hold (6 or more per chunk).
+			f.chunks = make([]chunkSum, 0, min(len(bm.chunks)*nblocks, len(b)/6))
+		}
 		for i := range bm.chunks {
 			c := &bm.chunks[i]
 			f.chunks = append(f.chunks, summarize(c, f.cols[c.col].Type))
 		}
-		sums := f.chunks[s.firstChunk:]
-		slices.SortFunc(sums, func(x, y chunkSum) int { return int(x.col) - int(y.col) })
+		cmp := func(x, y chunkSum) int { return int(x.col) - int(y.col) }
+		if sums := f.chunks[s.firstChunk:]; !slices.IsSortedFunc(sums, cmp) {
+			slices.SortFunc(sums, cmp) // the writer writes them in column order
+		}
 	}
 	nsec := d.count("sections", maxSections, 3)
 	for i := 0; i < nsec; i++ {
@@ -314,7 +322,9 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 		return nil, fmt.Errorf("blocks hold %d rows, footer says %d", total, rows)
 	}
 	f.rows = total
-	f.chunks = slices.Clip(f.chunks)
+	if cap(f.chunks)-len(f.chunks) > len(f.chunks)/8 {
+		f.chunks = slices.Clone(f.chunks)
+	}
 	return f, nil
 }
 

@@ -132,7 +132,7 @@ type Options struct {
 	// FooterCacheBytes bounds the block directories of open segments
 	// (their page lists and unit offsets, decoded from the footer when a
 	// read needs them; what pruning reads stays resident) kept between
-	// reads: default 16 MiB, shared by the engines of the process as the
+	// reads: default 32 MiB, shared by the engines of the process as the
 	// caches above; negative or below 1 MiB means 1 MiB.
 	FooterCacheBytes int64
 	// PredicateCacheBytes bounds the predicate cache: which rows of a

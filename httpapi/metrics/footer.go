@@ -21,7 +21,7 @@ var (
 	descFooterCache = prometheus.NewDesc("sediment_segment_footer_cache_bytes",
 		"Memory the block directory cache holds (blocks' page lists and unit offsets, and footer units, decoded on demand), estimated.", nil, nil)
 	descFooterBudget = prometheus.NewDesc("sediment_segment_footer_cache_budget_bytes",
-		"The block directory cache's bound (a sixteenth of --memory-limit, 16 MiB without one).", nil, nil)
+		"The block directory cache's bound (an eighth of --memory-limit, 32 MiB without one).", nil, nil)
 	descFooterLoads = prometheus.NewDesc("sediment_segment_footer_cache_loads_total",
 		"Block directories decoded from a footer because the cache did not hold them.", nil, nil)
 	descFooterEvictions = prometheus.NewDesc("sediment_segment_footer_cache_evictions_total",

@@ -248,8 +248,10 @@ func (r *Reader) loadBlock(b int, mode cacheMode) (*blockMeta, error) {
 	// the record's copies go, and the cache does not count them.
 	for i := range bm.chunks {
 		c := &bm.chunks[i]
-		if sum := r.ft.chunkSumOf(b, c.col); sum != nil && sum.minS == c.stats.minS && sum.maxS == c.stats.maxS {
-			c.stats.minS, c.stats.maxS = sum.minS, sum.maxS
+		if sum := r.ft.chunkSumOf(b, c.col); sum != nil {
+			if lo, hi := sum.minStr(r.ft), sum.maxStr(r.ft); lo == c.stats.minS && hi == c.stats.maxS {
+				c.stats.minS, c.stats.maxS = lo, hi
+			}
 		}
 	}
 	d := &blockDetail{bm: bm, size: detailSize(&bm), r: r, b: b}
@@ -331,20 +333,17 @@ func (f *footer) memSize() int64 {
 		footerBytes   = 128
 		colBytes      = 48 // ColumnDesc
 		elemBytes     = 24 // ElemField
-		blockSumBytes = 72
-		chunkSumBytes = 72
+		blockSumBytes = int64(unsafe.Sizeof(blockSum{}))
+		chunkSumBytes = int64(unsafe.Sizeof(chunkSum{}))
 		sectionBytes  = 40
 	)
 	n := int64(footerBytes) + int64(cap(f.cols))*colBytes + int64(cap(f.blocks))*blockSumBytes +
-		int64(cap(f.chunks))*chunkSumBytes + int64(cap(f.sections))*sectionBytes
+		int64(cap(f.chunks))*chunkSumBytes + int64(cap(f.strs)) + int64(cap(f.sections))*sectionBytes
 	for _, c := range f.cols {
 		n += int64(len(c.Path)) + int64(cap(c.Elem))*elemBytes
 		for _, e := range c.Elem {
 			n += int64(len(e.Path))
 		}
-	}
-	for i := range f.chunks {
-		n += int64(len(f.chunks[i].minS) + len(f.chunks[i].maxS))
 	}
 	for _, s := range f.sections {
 		n += int64(len(s.name))

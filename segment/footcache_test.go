@@ -89,9 +89,18 @@ func TestBlockRecordsDecodeAsAtOpen(t *testing.T) {
 			// The resident part agrees with the full record.
 			for ci := range got.chunks {
 				c := &got.chunks[ci]
-				s := r.ft.chunkSumOf(b, c.col)
-				if s == nil || *s != summarize(c, r.ft.cols[c.col].Type) {
-					t.Fatalf("%s block %d column %d: resident %+v, record %+v", r.path, b, c.col, s, c)
+				ci, ok := r.Chunk(b, c.col)
+				want := ChunkInfo{Present: c.present, HasNumRange: c.stats.flags&statNum != 0,
+					MinInt: c.stats.minI, MaxInt: c.stats.maxI, MinFloat: c.stats.minF, MaxFloat: c.stats.maxF,
+					HasMinStr: c.stats.flags&statMinStr != 0, HasMaxStr: c.stats.flags&statMaxStr != 0,
+					MinStr: c.stats.minS, MaxStr: c.stats.maxS, DictEntries: c.dictEntries, StoredBytes: c.stored, Derived: c.enc == encDerived}
+				if r.ft.cols[c.col].Type == TypeFloat64 {
+					want.MinInt, want.MaxInt = 0, 0
+				} else {
+					want.MinFloat, want.MaxFloat = 0, 0
+				}
+				if !ok || !reflect.DeepEqual(ci, want) {
+					t.Fatalf("%s block %d column %d: resident %+v, record %+v", r.path, b, c.col, ci, want)
 				}
 			}
 			if r.ft.blocks[b].nchunks != int32(len(got.chunks)) {

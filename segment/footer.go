@@ -199,7 +199,10 @@ type footer struct {
 	// chunks holds every block's chunks, block after block (a block's are
 	// chunks[blocks[b].firstChunk:][:blocks[b].nchunks]), in column order
 	// within a block: a lookup is a binary search (chunkSumOf).
-	chunks   []chunkSum
+	chunks []chunkSum
+	// strs holds the chunks' min/max strings, one after the other
+	// (chunkSum.strOff): one allocation instead of two per chunk.
+	strs     []byte
 	sections []sectionMeta
 }
 
@@ -218,19 +221,33 @@ type blockSum struct {
 }
 
 // chunkSum is the resident part of a chunk's footer record: what
-// ChunkInfo gives.
+// ChunkInfo gives. 48 bytes.
 type chunkSum struct {
 	stored int64 // bytes of the chunk's units
 	// lo, hi are the chunk's statNum range: int64 as two's complement,
 	// float64 as its IEEE 754 bits.
-	lo, hi      uint64
-	minS, maxS  string
-	col         int32
-	present     uint32
-	dictEntries uint32
-	enc         Encoding
-	width       uint8
-	flags       uint8 // chunkStats.flags
+	lo, hi uint64
+	// The min string is footer.strs[strOff:][:minLen], the max string
+	// follows it (maxLen bytes); maxStatLen bounds both.
+	strOff         uint32
+	col            int32
+	present        uint32
+	dictEntries    uint32
+	enc            Encoding
+	width          uint8
+	flags          uint8 // chunkStats.flags
+	minLen, maxLen uint8
+}
+
+// minStr and maxStr return the chunk's string bounds, read from the
+// footer's string arena (not copied: the arena never changes).
+func (s *chunkSum) minStr(f *footer) string {
+	return unsafeString(f.strs[s.strOff : s.strOff+uint32(s.minLen)])
+}
+
+func (s *chunkSum) maxStr(f *footer) string {
+	off := s.strOff + uint32(s.minLen)
+	return unsafeString(f.strs[off : off+uint32(s.maxLen)])
 }
 
 // decodeFooter parses and validates a footer against the file size: every
@@ -295,7 +312,7 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 		}
 		for i := range bm.chunks {
 			c := &bm.chunks[i]
-			f.chunks = append(f.chunks, summarize(c, f.cols[c.col].Type))
+			f.chunks = append(f.chunks, f.summarize(c))
 		}
 		cmp := func(x, y chunkSum) int { return int(x.col) - int(y.col) }
 		if sums := f.chunks[s.firstChunk:]; !slices.IsSortedFunc(sums, cmp) {
@@ -325,6 +342,9 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 	if cap(f.chunks)-len(f.chunks) > len(f.chunks)/8 {
 		f.chunks = slices.Clone(f.chunks)
 	}
+	if cap(f.strs)-len(f.strs) > len(f.strs)/8 {
+		f.strs = slices.Clone(f.strs)
+	}
 	return f, nil
 }
 
@@ -340,11 +360,14 @@ func (f *footer) chunkSumOf(b, col int) *chunkSum {
 	return &sums[i]
 }
 
-// summarize returns the resident part of chunk c of a column of type t.
-func summarize(c *chunkMeta, t ColType) chunkSum {
-	s := chunkSum{stored: c.stored, minS: c.stats.minS, maxS: c.stats.maxS, col: int32(c.col),
-		present: uint32(c.present), dictEntries: uint32(c.dictEntries), enc: c.enc, width: c.width, flags: c.stats.flags}
-	if t == TypeFloat64 {
+// summarize returns the resident part of chunk c, its strings added to
+// f.strs.
+func (f *footer) summarize(c *chunkMeta) chunkSum {
+	s := chunkSum{stored: c.stored, strOff: uint32(len(f.strs)), minLen: uint8(len(c.stats.minS)), maxLen: uint8(len(c.stats.maxS)),
+		col: int32(c.col), present: uint32(c.present), dictEntries: uint32(c.dictEntries), enc: c.enc, width: c.width, flags: c.stats.flags}
+	f.strs = append(f.strs, c.stats.minS...)
+	f.strs = append(f.strs, c.stats.maxS...)
+	if f.cols[c.col].Type == TypeFloat64 {
 		s.lo, s.hi = math.Float64bits(c.stats.minF), math.Float64bits(c.stats.maxF)
 	} else {
 		s.lo, s.hi = uint64(c.stats.minI), uint64(c.stats.maxI)

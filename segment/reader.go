@@ -276,7 +276,7 @@ func (r *Reader) Chunk(b, col int) (ChunkInfo, bool) {
 		Present:     int(c.present),
 		HasNumRange: c.flags&statNum != 0,
 		HasMinStr:   c.flags&statMinStr != 0, HasMaxStr: c.flags&statMaxStr != 0,
-		MinStr: c.minS, MaxStr: c.maxS,
+		MinStr: c.minStr(r.ft), MaxStr: c.maxStr(r.ft),
 		DictEntries: int(c.dictEntries),
 		StoredBytes: c.stored,
 		Derived:     c.enc == encDerived,

@@ -258,7 +258,13 @@ func (r *Reader) chunk(b, col int) (*chunkMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bm.chunks[bm.byCol[col]], nil
+	i := bm.byCol[col]
+	if i < 0 {
+		// The record decoded again lacks a chunk the open found: the
+		// footer unit is not the one the open read.
+		return nil, corruptf(r.path, "footer", r.footOff, "block %d: column %d: %v", b, col, errFooterChanged)
+	}
+	return &bm.chunks[i], nil
 }
 
 // Chunk describes column col in block b; ok is false when no row of the

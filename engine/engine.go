@@ -66,9 +66,9 @@ func (e *Engine) HeadMemory() (active, total int64) {
 	return e.mem.active.Load(), e.mem.total.Load()
 }
 
-// DropCaches empties the process's caches of segment dictionaries and
-// pages; they refill as queries read. A server going idle calls it to hand
-// the memory back.
+// DropCaches empties the process's caches of segment dictionaries, pages
+// and block directories; they refill as queries read. A server going idle
+// calls it to hand the memory back.
 func DropCaches() {
 	segment.DropCaches()
 	dropPredCache()
@@ -83,6 +83,7 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	}
 	segment.SetDictCacheBytes(o.DictCacheBytes)
 	segment.SetPageCacheBytes(o.PageCacheBytes)
+	segment.SetFooterCacheBytes(o.FooterCacheBytes)
 	setPredCacheBytes(o.PredicateCacheBytes)
 	e := &Engine{opts: o, dir: dir, shards: map[string]*Shard{}, stop: make(chan struct{}),
 		flushSlots: make(chan struct{}, o.MaxConcurrentFlushes), instance: rand.Uint64()}

@@ -18,9 +18,15 @@ import (
 // (as that many segments of the same shape would be: the shared zstd
 // decoder keeps some of its last outputs, which must not count as a
 // segment's), and the live heap one opening of all of them adds is
-// reported per million events stored (footer-MiB/Mevent), per segment,
-// and against the footers' encoded size on disk (x-encoded). Every op
-// opens all of them once; B/op and allocs/op are those of the opens.
+// reported per million events stored (footer-MiB/Mevent: what stays
+// resident, counted-MiB/Mevent: what segment.FooterMemory counts of it),
+// per segment, per chunk, and against the footers' encoded size on disk
+// (x-encoded). Then every block's directory is loaded into the block
+// directory cache (unbounded for the measure), as a query reading every
+// block would: dirs-MiB/Mevent is what the directories add to the heap,
+// dirs-counted-MiB/Mevent what the cache counts of them (the cache's
+// budget bounds the counted bytes). Every op opens all the segments once;
+// B/op and allocs/op are those of the opens.
 //
 //	SEDIMENT_BENCH_EVENTS=1000000 go test ./engine -run '^$' -bench FooterMemory -count 1
 func BenchmarkFooterMemory(b *testing.B) {
@@ -70,6 +76,36 @@ func BenchmarkFooterMemory(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	perOpen := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / footerOpens
+	resident := float64(segment.FooterMemory().ResidentBytes) / footerOpens
+	// Every block's directory loaded (as a query reading every block
+	// leaves them), with a cache big enough for all: what the footers
+	// would hold without a bound, and what the cache counts of it.
+	prevBudget := segment.SetFooterCacheBytes(1 << 40)
+	segment.DropCaches()
+	chunks := 0
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, rs := range held {
+		for _, r := range rs {
+			for blk := range r.NumBlocks() {
+				for col := range r.Columns() {
+					if _, ok := r.Chunk(blk, col); !ok {
+						continue
+					}
+					chunks++
+					if _, err := r.Pages(blk, col); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	loaded := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / footerOpens
+	counted := float64(segment.FooterMemory().CacheBytes) / footerOpens
+	segment.DropCaches()
+	segment.SetFooterCacheBytes(prevBudget)
 	for _, rs := range held {
 		closeAll(rs)
 	}
@@ -79,7 +115,12 @@ func BenchmarkFooterMemory(b *testing.B) {
 		closeAll(openAll())
 	}
 	b.StopTimer()
-	b.ReportMetric(perOpen/float64(n)*1e6/(1<<20), "footer-MiB/Mevent")
+	mib := func(x float64) float64 { return x / float64(n) * 1e6 / (1 << 20) }
+	b.ReportMetric(mib(perOpen), "footer-MiB/Mevent")
+	b.ReportMetric(mib(resident), "counted-MiB/Mevent")
+	b.ReportMetric(mib(loaded), "dirs-MiB/Mevent")
+	b.ReportMetric(mib(counted), "dirs-counted-MiB/Mevent")
+	b.ReportMetric(perOpen/float64(chunks/footerOpens), "footer-B/chunk")
 	b.ReportMetric(perOpen/float64(len(paths)), "footer-B/segment")
 	b.ReportMetric(perOpen/float64(encoded), "x-encoded")
 	b.ReportMetric(float64(len(paths)), "segments")

@@ -134,6 +134,12 @@ type Options struct {
 	// engine of the process: the last Open sets them.
 	DictCacheBytes int64
 	PageCacheBytes int64
+	// FooterCacheBytes bounds the block directories of open segments
+	// (their page lists and unit offsets, decoded from the footer when a
+	// read needs them; what pruning reads stays resident) kept between
+	// reads: default 32 MiB, shared by the engines of the process as the
+	// caches above; negative or below 1 MiB means 1 MiB.
+	FooterCacheBytes int64
 	// PredicateCacheBytes bounds the predicate cache: which rows of a
 	// segment block or head chunk a regex, LIKE or substring test passed
 	// (predcache.go; default 16 MiB, negative disables it). Shared by the
@@ -301,6 +307,7 @@ func (o *Options) withDefaults() (*Options, error) {
 		p   *int64
 		def int64
 	}{{&out.DictCacheBytes, segment.DefaultDictCacheBytes}, {&out.PageCacheBytes, segment.DefaultPageCacheBytes},
+		{&out.FooterCacheBytes, segment.DefaultFooterCacheBytes},
 		{&out.PredicateCacheBytes, defaultPredCacheBytes}} {
 		switch {
 		case *c.p == 0:

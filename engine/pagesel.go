@@ -37,8 +37,15 @@ func prunePages(r *segment.Reader, b int, c colRef, pr *pred, lo, hi int, sel []
 		return nil, true, nil
 	}
 	ci, ok := r.Chunk(b, c.idx)
-	if !ok || ci.Pages.Len() < 2 {
-		return nil, true, nil // no chunk: blockMayMatch decided; one page: nothing to skip
+	if !ok {
+		return nil, true, nil // no chunk: blockMayMatch decided
+	}
+	pages, err := r.Pages(b, c.idx)
+	if err != nil {
+		return nil, false, err
+	}
+	if pages.Len() < 2 {
+		return nil, true, nil // one page: nothing to skip
 	}
 	var codes []int64 // the codes of the accepted strings, ascending
 	if c.typ == segment.TypeString && pr.Op != scan.IsNotNull {
@@ -66,8 +73,8 @@ func prunePages(r *segment.Reader, b int, c colRef, pr *pred, lo, hi int, sel []
 		return rangeMayMatch(pr, p.MinInt, p.MaxInt)
 	}
 	ruledOut := false
-	for i := range ci.Pages.Len() {
-		p := ci.Pages.At(i)
+	for i := range pages.Len() {
+		p := pages.At(i)
 		if p.FirstRow+p.Rows > lo && p.FirstRow < hi && !mayMatch(&p) {
 			ruledOut = true
 			break
@@ -80,19 +87,19 @@ func prunePages(r *segment.Reader, b int, c colRef, pr *pred, lo, hi int, sel []
 	if sel != nil {
 		pi := 0
 		for _, row := range sel {
-			for pi < ci.Pages.Len() && pageEnd(ci.Pages, pi) <= int(row) {
+			for pi < pages.Len() && pageEnd(pages, pi) <= int(row) {
 				pi++
 			}
-			if pi < ci.Pages.Len() {
-				if p := ci.Pages.At(pi); mayMatch(&p) {
+			if pi < pages.Len() {
+				if p := pages.At(pi); mayMatch(&p) {
 					kept = append(kept, row)
 				}
 			}
 		}
 		return kept, false, nil
 	}
-	for i := range ci.Pages.Len() {
-		p := ci.Pages.At(i)
+	for i := range pages.Len() {
+		p := pages.At(i)
 		a, z := max(lo, p.FirstRow), min(hi, p.FirstRow+p.Rows)
 		if a >= z || !mayMatch(&p) {
 			continue

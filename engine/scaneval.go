@@ -272,15 +272,19 @@ func searchPages(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []in
 		return nil, false, nil
 	}
 	ci, ok := br.r.Chunk(br.b, cols[0].idx)
-	if !ok || ci.Derived || ci.Pages.Len() < 2 {
+	if !ok || ci.Derived {
 		return nil, false, nil
+	}
+	pages, err := br.r.Pages(br.b, cols[0].idx)
+	if err != nil || pages.Len() < 2 {
+		return nil, false, err
 	}
 	// Not nil when nothing passes: a nil selection means every row.
 	passed := make([]int32, 0, (z-a)/16+8)
 	k := 0 // sel[:k] lie before the page
 	var pageSel []int32
-	for pi := range ci.Pages.Len() {
-		first, end := ci.Pages.Span(pi)
+	for pi := range pages.Len() {
+		first, end := pages.Span(pi)
 		pa, pz := max(a, first), min(z, end)
 		if pa >= pz {
 			continue

@@ -70,14 +70,18 @@ func (p *passReads) add(r *segment.Reader, b, col, a, z int, rows []int32) bool 
 		return true
 	}
 	ci, ok := r.Chunk(b, col)
-	if !ok || ci.Pages.Len() == 0 {
+	if !ok {
 		return false
+	}
+	pl, err := r.Pages(b, col)
+	if err != nil || pl.Len() == 0 {
+		return false // the read reports the error
 	}
 	// The pages the read touches, at the chunk's mean stored page size.
 	pages := 0
 	if rows == nil {
-		for pi := range ci.Pages.Len() {
-			if first, end := ci.Pages.Span(pi); first < z && end > a {
+		for pi := range pl.Len() {
+			if first, end := pl.Span(pi); first < z && end > a {
 				pages++
 			}
 		}
@@ -85,11 +89,11 @@ func (p *passReads) add(r *segment.Reader, b, col, a, z int, rows []int32) bool 
 		pi := 0
 		for i, row := range rows {
 			if i > 0 && row < rows[i-1] {
-				pages = ci.Pages.Len() // not ascending: count them all
+				pages = pl.Len() // not ascending: count them all
 				break
 			}
 			last := pi
-			for pi < ci.Pages.Len()-1 && pageEnd(ci.Pages, pi) <= int(row) {
+			for pi < pl.Len()-1 && pageEnd(pl, pi) <= int(row) {
 				pi++
 			}
 			if i == 0 || pi != last {
@@ -98,7 +102,7 @@ func (p *passReads) add(r *segment.Reader, b, col, a, z int, rows []int32) bool 
 		}
 	}
 	// A page the cache keeps takes at least a pooled buffer's 4 KiB.
-	perPage := max(ci.StoredBytes*onceExpansion/int64(ci.Pages.Len()), minCachedPage)
+	perPage := max(ci.StoredBytes*onceExpansion/int64(pl.Len()), minCachedPage)
 	return p.bytes.Add(perPage*int64(pages)) > p.limit
 }
 

@@ -324,10 +324,18 @@ func exerciseSegment(t *testing.T, data []byte) {
 	var v vec.Vector
 	for b := range r.NumBlocks() {
 		bi := r.Block(b)
-		checkPages(t, b, -1, bi.Rows, r.TimePages(b))
+		if tp, err := r.TimePages(b); err != nil {
+			mustCorrupt(t, "TimePages", err)
+		} else {
+			checkPages(t, b, -1, bi.Rows, tp)
+		}
 		for c := range cols {
-			if ci, ok := r.Chunk(b, c); ok {
-				checkPages(t, b, c, bi.Rows, ci.Pages)
+			if _, ok := r.Chunk(b, c); ok {
+				if pl, err := r.Pages(b, c); err != nil {
+					mustCorrupt(t, "Pages", err)
+				} else {
+					checkPages(t, b, c, bi.Rows, pl)
+				}
 			}
 			if err := r.ReadColumn(b, c, 0, bi.Rows, &v); err != nil {
 				mustCorrupt(t, "ReadColumn", err)

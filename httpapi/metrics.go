@@ -144,13 +144,14 @@ func (s *Server) forgetEndpointMetrics(ch catalog.Change) {
 
 // registerMetrics adds the server's collectors to its registry: its own
 // counts (serverCollector), the engine's, the query memory pool's, the
-// endpoint cache's and the predicate cache's.
+// endpoint cache's, the predicate cache's and segment footers' memory.
 func (s *Server) registerMetrics() error {
 	cs := []prometheus.Collector{
 		&serverCollector{s: s},
 		metrics.NewEngineCollector(s.eng, s.cat),
 		metrics.NewEndpointCacheCollector(func() any { return s.queryRunner() }),
 		metrics.NewPredicateCacheCollector(),
+		metrics.NewFooterCollector(),
 	}
 	if p := s.opts.Search.MemoryPool; p != nil {
 		cs = append(cs, metrics.NewMemoryPoolCollector(p))

@@ -55,9 +55,11 @@ func DictCacheBytes() int64 { return dicts.bytes() }
 // PageCacheBytes returns the bytes the page cache holds.
 func PageCacheBytes() int64 { return pages.bytes() }
 
-// DropCaches empties both caches (a server going idle hands the memory
-// back); they refill as queries read.
+// DropCaches empties both caches and the block directory cache
+// (footcache.go): a server going idle hands the memory back; they refill
+// as queries read.
 func DropCaches() {
+	details.dropAll()
 	dicts.dropIf(func(dictKey) bool { return true })
 	pages.dropIf(func(pageKey) bool { return true })
 }

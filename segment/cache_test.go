@@ -130,10 +130,10 @@ func TestCheckBypassesCaches(t *testing.T) {
 	if PageCacheBytes() != 0 || DictCacheBytes() != 0 {
 		t.Fatalf("Check filled the caches: %d page bytes, %d dictionary bytes", PageCacheBytes(), DictCacheBytes())
 	}
-	c := r.ft.blocks[0].chunks[0]
+	c := r.testBlock(0).chunks[0]
 	garbage := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	pages.put(pageKey{r: r, off: c.page(0).off}, garbage, 64)
-	for _, ch := range r.ft.blocks[0].chunks {
+	for _, ch := range r.testBlock(0).chunks {
 		if ch.dictEntries > 0 {
 			dicts.put(dictKey{r: r, b: 0, col: ch.col}, &dictData{}, 64)
 		}

@@ -49,9 +49,9 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 	if from < 0 || to > bm.rows || from > to {
 		return nil, false, fmt.Errorf("segment: rows [%d,%d) outside block of %d", from, to, bm.rows)
 	}
-	c := r.chunk(b, col)
-	if c == nil || c.enc != encDerived || c.derived == nil || len(lits) == 0 || slices.Contains(lits, "") {
-		return nil, false, nil
+	c, err := r.chunk(b, col)
+	if c == nil || err != nil || c.enc != encDerived || c.derived == nil || len(lits) == 0 || slices.Contains(lits, "") {
+		return nil, false, err
 	}
 	t := c.derived
 	plan := make([]templateSearch, len(t.tpls))
@@ -349,7 +349,10 @@ func decimalCouldHold(l string) bool {
 // hex digits, dots and colons only (encIP keeps only values that read
 // back byte for byte), and a dictionary's entries are all its values.
 func (r *Reader) columnMayHold(b, col int, lits []string, mode cacheMode) (bool, error) {
-	c := r.chunk(b, col)
+	c, err := r.chunk(b, col)
+	if err != nil {
+		return false, err
+	}
 	if c == nil {
 		return true, nil // no values: the read says so (corruption if referred to)
 	}

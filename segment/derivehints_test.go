@@ -79,7 +79,7 @@ func TestDeriveHintsCarryOver(t *testing.T) {
 	if !slices.Equal(first, none) {
 		t.Fatalf("empty hints changed the fetches: %v, without hints %v", first, none)
 	}
-	refs := b.chunk(0, msg).derived.cols
+	refs := b.testChunk(0, msg).derived.cols
 	for _, ci := range second {
 		if !slices.Contains(refs, ci) {
 			t.Fatalf("second writer fetched column %q, not one of the message's references %v (fetched %v)", cols[ci].desc.Path, refs, second)

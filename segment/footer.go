@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -185,16 +186,74 @@ func (w *Writer) encodeFooter() []byte {
 	return e.b
 }
 
+// footer is what an open segment keeps of its footer for its whole life:
+// the column directory, the sections and, per block and per chunk, what
+// pruning reads (blockSum, chunkSum). A block's full record (blockMeta:
+// pages, dictionary pages, history, derived templates) is decoded again
+// from the footer unit when a read needs it (footcache.go).
 type footer struct {
 	rows             int
 	minTime, maxTime int64
 	cols             []ColumnDesc
-	blocks           []blockMeta
-	sections         []sectionMeta
+	blocks           []blockSum
+	// chunks holds every block's chunks, block after block (a block's are
+	// chunks[blocks[b].firstChunk:][:blocks[b].nchunks]), in column order
+	// within a block: a lookup is a binary search (chunkSumOf).
+	chunks []chunkSum
+	// strs holds the chunks' min/max strings, one after the other
+	// (chunkSum.strOff): one allocation instead of two per chunk.
+	strs     []byte
+	sections []sectionMeta
+}
+
+// blockSum is the resident part of a block's footer record.
+type blockSum struct {
+	rows             int
+	firstRow         int // segment-wide row number of the block's first row
+	minTime, maxTime int64
+	// rec, recEnd locate the block's record in the decompressed footer.
+	rec, recEnd int
+	firstChunk  int32
+	nchunks     int32
+	// span is the first and past-last byte of the block's units
+	// (dictionaries and pages; -1, -1 for none), for BlockAt.
+	span [2]int64
+}
+
+// chunkSum is the resident part of a chunk's footer record: what
+// ChunkInfo gives. 48 bytes.
+type chunkSum struct {
+	stored int64 // bytes of the chunk's units
+	// lo, hi are the chunk's statNum range: int64 as two's complement,
+	// float64 as its IEEE 754 bits.
+	lo, hi uint64
+	// The min string is footer.strs[strOff:][:minLen], the max string
+	// follows it (maxLen bytes); maxStatLen bounds both.
+	strOff         uint32
+	col            int32
+	present        uint32
+	dictEntries    uint32
+	enc            Encoding
+	width          uint8
+	flags          uint8 // chunkStats.flags
+	minLen, maxLen uint8
+}
+
+// minStr and maxStr return the chunk's string bounds, read from the
+// footer's string arena (not copied: the arena never changes).
+func (s *chunkSum) minStr(f *footer) string {
+	return unsafeString(f.strs[s.strOff : s.strOff+uint32(s.minLen)])
+}
+
+func (s *chunkSum) maxStr(f *footer) string {
+	off := s.strOff + uint32(s.minLen)
+	return unsafeString(f.strs[off : off+uint32(s.maxLen)])
 }
 
 // decodeFooter parses and validates a footer against the file size: every
 // unit must lie between the header and the footer, counts must add up.
+// Every block's record is decoded (and so validated) once; what stays is
+// the resident part.
 func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 	d := decbuf{b: b}
 	f := &footer{}
@@ -223,112 +282,41 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 	if d.err == nil && nblocks == 0 {
 		return nil, errors.New("no blocks (the writer never writes an empty segment)")
 	}
-	f.blocks = make([]blockMeta, nblocks)
+	if d.err != nil {
+		return nil, d.err
+	}
+	f.blocks = make([]blockSum, nblocks)
 	total := 0
-	// pages collects a block's page records, chunk after chunk, for
-	// blockPages to lay out in the block's directory.
-	var pages []pageMeta
+	var sc blockScratch
 	for bi := range f.blocks {
-		b := &f.blocks[bi]
-		r := d.uvarint()
-		if r == 0 || r > maxBlockRows {
-			d.fail(fmt.Errorf("block %d: too big value for rowsCount: %d; mustn't exceed %d", bi, r, maxBlockRows))
+		s := &f.blocks[bi]
+		s.rec = len(b) - len(d.b)
+		bm, err := decodeBlock(&d, bi, f.cols, dataEnd, version, &sc)
+		if err != nil {
+			return nil, err
 		}
-		b.rows = int(r)
-		b.firstRow = total
-		total += b.rows
-		b.minTime = d.varint()
-		b.maxTime = d.varint()
-		nchunks := d.count("chunks", ncols, 6)
-		b.chunks = make([]chunkMeta, nchunks)
-		b.byCol = make([]int32, ncols)
-		pages = pages[:0]
-		for i := range b.byCol {
-			b.byCol[i] = -1
+		if d.err != nil {
+			break
 		}
-		for ci := range b.chunks {
-			c := &b.chunks[ci]
-			col := d.uvarint()
-			if d.err == nil && col >= uint64(ncols) {
-				return nil, fmt.Errorf("block %d: chunk column %d out of range", bi, col)
-			}
-			c.col = int(col)
-			if d.err == nil && b.byCol[c.col] >= 0 {
-				return nil, fmt.Errorf("block %d: column %d twice", bi, col)
-			}
-			if d.err == nil {
-				b.byCol[c.col] = int32(ci)
-			}
-			c.enc = Encoding(d.byte1())
-			c.width = d.byte1()
-			c.present = int(min(d.uvarint(), uint64(maxBlockRows)+1))
-			if d.err == nil {
-				if err := checkEncoding(f.cols[c.col].Type, c.enc, c.width, version); err != nil {
-					return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
-				}
-				if c.present > b.rows {
-					return nil, fmt.Errorf("block %d column %q: %d present of %d rows", bi, f.cols[c.col].Path, c.present, b.rows)
-				}
-			}
-			c.stats.flags = d.byte1()
-			if d.err == nil {
-				if err := checkStatFlags(f.cols[c.col].Type, c.enc, c.stats.flags, version); err != nil {
-					return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
-				}
-			}
-			if c.stats.flags&statNum != 0 {
-				if d.err == nil && f.cols[c.col].Type == TypeFloat64 {
-					c.stats.minF = d.f64()
-					c.stats.maxF = d.f64()
-				} else {
-					c.stats.minI = d.varint()
-					c.stats.maxI = d.varint()
-				}
-			}
-			if c.stats.flags&statMinStr != 0 {
-				c.stats.minS = d.str(maxStatLen)
-			}
-			if c.stats.flags&statMaxStr != 0 {
-				c.stats.maxS = d.str(maxStatLen)
-			}
-			c.dictEntries = int(min(d.uvarint(), uint64(maxBlockRows)+1))
-			if c.dictEntries > 0 {
-				if err := decodeDictPages(&d, c, dataEnd, version); err != nil {
-					return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
-				}
-			}
-			if d.err == nil && (c.enc == encDict) != (c.dictEntries > 0) {
-				return nil, fmt.Errorf("block %d column %q: dictionary mismatch", bi, f.cols[c.col].Path)
-			}
-			if version >= FormatV2 {
-				c.histOff = int64(min(d.uvarint(), 1<<62))
-				if c.histOff > 0 {
-					c.histLen = int64(min(d.uvarint(), 1<<62))
-					if d.err == nil && !unitInRange(c.histOff, c.histLen, dataEnd) {
-						return nil, fmt.Errorf("block %d: history unit [%d,+%d) out of range", bi, c.histOff, c.histLen)
-					}
-					if d.err == nil && c.enc != encBytes {
-						return nil, fmt.Errorf("block %d column %q: history for encoding %d", bi, f.cols[c.col].Path, c.enc)
-					}
-				}
-			}
-			if c.enc == encDerived && d.err == nil {
-				t, err := decodeDerivedTable(&d, c.col, f.cols)
-				if err != nil {
-					return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
-				}
-				c.derived = t
-			}
-			var err error
-			if pages, err = decodePages(&d, c, f.cols[c.col].Type, b.rows, dataEnd, pages); err != nil {
-				return nil, fmt.Errorf("block %d column %q: %w", bi, f.cols[c.col].Path, err)
-			}
+		s.recEnd = len(b) - len(d.b)
+		s.rows, s.firstRow = bm.rows, total
+		s.minTime, s.maxTime = bm.minTime, bm.maxTime
+		total += bm.rows
+		s.firstChunk, s.nchunks = int32(len(f.chunks)), int32(len(bm.chunks))
+		s.span = unitSpan(&bm)
+		if bi == 0 {
+			// Blocks of a segment mostly have the same columns: room for
+			// as many chunks in each (trimmed below if too much), no more
+			// than the footer's bytes can hold (6 or more per chunk).
+			f.chunks = make([]chunkSum, 0, min(len(bm.chunks)*nblocks, len(b)/6))
 		}
-		if d.err == nil {
-			if err := checkDerivedRefs(b); err != nil {
-				return nil, fmt.Errorf("block %d: %w", bi, err)
-			}
-			blockPages(b.chunks, pages, f.cols)
+		for i := range bm.chunks {
+			c := &bm.chunks[i]
+			f.chunks = append(f.chunks, f.summarize(c))
+		}
+		cmp := func(x, y chunkSum) int { return int(x.col) - int(y.col) }
+		if sums := f.chunks[s.firstChunk:]; !slices.IsSortedFunc(sums, cmp) {
+			slices.SortFunc(sums, cmp) // the writer writes them in column order
 		}
 	}
 	nsec := d.count("sections", maxSections, 3)
@@ -351,7 +339,201 @@ func decodeFooter(b []byte, dataEnd int64, version uint8) (*footer, error) {
 		return nil, fmt.Errorf("blocks hold %d rows, footer says %d", total, rows)
 	}
 	f.rows = total
+	if cap(f.chunks)-len(f.chunks) > len(f.chunks)/8 {
+		f.chunks = slices.Clone(f.chunks)
+	}
+	if cap(f.strs)-len(f.strs) > len(f.strs)/8 {
+		f.strs = slices.Clone(f.strs)
+	}
 	return f, nil
+}
+
+// chunkSumOf returns the resident part of column col's chunk in block b,
+// nil when the block has none.
+func (f *footer) chunkSumOf(b, col int) *chunkSum {
+	s := &f.blocks[b]
+	sums := f.chunks[s.firstChunk : s.firstChunk+s.nchunks]
+	i, ok := slices.BinarySearchFunc(sums, col, func(c chunkSum, col int) int { return int(c.col) - col })
+	if !ok {
+		return nil
+	}
+	return &sums[i]
+}
+
+// summarize returns the resident part of chunk c, its strings added to
+// f.strs.
+func (f *footer) summarize(c *chunkMeta) chunkSum {
+	s := chunkSum{stored: c.stored, strOff: uint32(len(f.strs)), minLen: uint8(len(c.stats.minS)), maxLen: uint8(len(c.stats.maxS)),
+		col: int32(c.col), present: uint32(c.present), dictEntries: uint32(c.dictEntries), enc: c.enc, width: c.width, flags: c.stats.flags}
+	f.strs = append(f.strs, c.stats.minS...)
+	f.strs = append(f.strs, c.stats.maxS...)
+	if f.cols[c.col].Type == TypeFloat64 {
+		s.lo, s.hi = math.Float64bits(c.stats.minF), math.Float64bits(c.stats.maxF)
+	} else {
+		s.lo, s.hi = uint64(c.stats.minI), uint64(c.stats.maxI)
+	}
+	return s
+}
+
+// unitSpan returns the first and past-last byte of a block's
+// dictionary and page units (-1, -1 when it has none).
+func unitSpan(bm *blockMeta) [2]int64 {
+	lo, hi := int64(-1), int64(-1)
+	note := func(o, l int64) {
+		if lo < 0 || o < lo {
+			lo = o
+		}
+		hi = max(hi, o+l)
+	}
+	for _, c := range bm.chunks {
+		for _, d := range c.dict {
+			note(d.off, d.len)
+		}
+		for i := range c.pages.Len() {
+			note(c.pages.unit(i))
+		}
+	}
+	return [2]int64{lo, hi}
+}
+
+// blockScratch is what decoding one block record after another reuses.
+type blockScratch struct {
+	pages []pageMeta
+}
+
+// errFooterChanged says a block record decoded again differs from what
+// the segment's open found in it.
+var errFooterChanged = errors.New("record differs from the one decoded at open")
+
+// decodeBlockRecord decodes one block's footer record (rec: its bytes,
+// nothing after them) of a footer whose column directory is cols; the
+// block's firstRow is left 0. Its fuzz target is FuzzDecodeBlockRecord.
+func decodeBlockRecord(rec []byte, bi int, cols []ColumnDesc, dataEnd int64, version uint8) (blockMeta, error) {
+	d := decbuf{b: rec}
+	var sc blockScratch
+	bm, err := decodeBlock(&d, bi, cols, dataEnd, version, &sc)
+	if err != nil {
+		return blockMeta{}, err
+	}
+	if d.err != nil {
+		return blockMeta{}, d.err
+	}
+	if len(d.b) != 0 {
+		return blockMeta{}, fmt.Errorf("%d bytes after the block record", len(d.b))
+	}
+	return bm, nil
+}
+
+// decodeBlock reads block bi's record: rows, time range, chunks. A short
+// or malformed read leaves d.err set (the caller checks it); other
+// inconsistencies come back as the error.
+func decodeBlock(d *decbuf, bi int, cols []ColumnDesc, dataEnd int64, version uint8, sc *blockScratch) (blockMeta, error) {
+	ncols := len(cols)
+	var b blockMeta
+	r := d.uvarint()
+	if r == 0 || r > maxBlockRows {
+		d.fail(fmt.Errorf("block %d: too big value for rowsCount: %d; mustn't exceed %d", bi, r, maxBlockRows))
+	}
+	b.rows = int(min(r, maxBlockRows))
+	b.minTime = d.varint()
+	b.maxTime = d.varint()
+	nchunks := d.count("chunks", ncols, 6)
+	if d.err != nil {
+		return b, nil
+	}
+	b.chunks = make([]chunkMeta, nchunks)
+	b.byCol = make([]int32, ncols)
+	pages := sc.pages[:0]
+	defer func() { sc.pages = pages[:0] }()
+	for i := range b.byCol {
+		b.byCol[i] = -1
+	}
+	for ci := range b.chunks {
+		c := &b.chunks[ci]
+		col := d.uvarint()
+		if d.err == nil && col >= uint64(ncols) {
+			return b, fmt.Errorf("block %d: chunk column %d out of range", bi, col)
+		}
+		c.col = int(min(col, uint64(max(ncols-1, 0))))
+		if d.err == nil && b.byCol[c.col] >= 0 {
+			return b, fmt.Errorf("block %d: column %d twice", bi, col)
+		}
+		if d.err == nil {
+			b.byCol[c.col] = int32(ci)
+		}
+		c.enc = Encoding(d.byte1())
+		c.width = d.byte1()
+		c.present = int(min(d.uvarint(), uint64(maxBlockRows)+1))
+		if d.err == nil {
+			if err := checkEncoding(cols[c.col].Type, c.enc, c.width, version); err != nil {
+				return b, fmt.Errorf("block %d column %q: %w", bi, cols[c.col].Path, err)
+			}
+			if c.present > b.rows {
+				return b, fmt.Errorf("block %d column %q: %d present of %d rows", bi, cols[c.col].Path, c.present, b.rows)
+			}
+		}
+		c.stats.flags = d.byte1()
+		if d.err == nil {
+			if err := checkStatFlags(cols[c.col].Type, c.enc, c.stats.flags, version); err != nil {
+				return b, fmt.Errorf("block %d column %q: %w", bi, cols[c.col].Path, err)
+			}
+		}
+		if c.stats.flags&statNum != 0 {
+			if d.err == nil && cols[c.col].Type == TypeFloat64 {
+				c.stats.minF = d.f64()
+				c.stats.maxF = d.f64()
+			} else {
+				c.stats.minI = d.varint()
+				c.stats.maxI = d.varint()
+			}
+		}
+		if c.stats.flags&statMinStr != 0 {
+			c.stats.minS = d.str(maxStatLen)
+		}
+		if c.stats.flags&statMaxStr != 0 {
+			c.stats.maxS = d.str(maxStatLen)
+		}
+		c.dictEntries = int(min(d.uvarint(), uint64(maxBlockRows)+1))
+		if c.dictEntries > 0 {
+			if err := decodeDictPages(d, c, dataEnd, version); err != nil {
+				return b, fmt.Errorf("block %d column %q: %w", bi, cols[c.col].Path, err)
+			}
+		}
+		if d.err == nil && (c.enc == encDict) != (c.dictEntries > 0) {
+			return b, fmt.Errorf("block %d column %q: dictionary mismatch", bi, cols[c.col].Path)
+		}
+		if version >= FormatV2 {
+			c.histOff = int64(min(d.uvarint(), 1<<62))
+			if c.histOff > 0 {
+				c.histLen = int64(min(d.uvarint(), 1<<62))
+				if d.err == nil && !unitInRange(c.histOff, c.histLen, dataEnd) {
+					return b, fmt.Errorf("block %d: history unit [%d,+%d) out of range", bi, c.histOff, c.histLen)
+				}
+				if d.err == nil && c.enc != encBytes {
+					return b, fmt.Errorf("block %d column %q: history for encoding %d", bi, cols[c.col].Path, c.enc)
+				}
+			}
+		}
+		if c.enc == encDerived && d.err == nil {
+			t, err := decodeDerivedTable(d, c.col, cols)
+			if err != nil {
+				return b, fmt.Errorf("block %d column %q: %w", bi, cols[c.col].Path, err)
+			}
+			c.derived = t
+		}
+		var err error
+		if pages, err = decodePages(d, c, cols[c.col].Type, b.rows, dataEnd, pages); err != nil {
+			return b, fmt.Errorf("block %d column %q: %w", bi, cols[c.col].Path, err)
+		}
+		if d.err != nil {
+			return b, nil
+		}
+	}
+	if err := checkDerivedRefs(&b); err != nil {
+		return b, fmt.Errorf("block %d: %w", bi, err)
+	}
+	blockPages(b.chunks, pages, cols)
+	return b, nil
 }
 
 // decodeDictPages reads where a chunk's dictionary lies: one unit

@@ -54,9 +54,7 @@ func BenchmarkOpenFooter(b *testing.B) {
 	pages := 0
 	for blk := range r.NumBlocks() {
 		for col := range descs {
-			if ci, ok := r.Chunk(blk, col); ok {
-				pages += ci.Pages.Len()
-			}
+			pages += r.testPages(blk, col).Len()
 		}
 	}
 	r.Close()
@@ -72,4 +70,69 @@ func BenchmarkOpenFooter(b *testing.B) {
 	// What one Open allocates, spread over the pages (the footer's bytes
 	// dominate).
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(pages), "footer-B/page")
+}
+
+// BenchmarkBlockDirectoryLoad is the cost of a read of a block whose
+// directory the block directory cache does not hold (footcache.go): the
+// block's footer record decoded again, from the cached footer unit
+// (body=cached) or with the unit read from the file and decompressed
+// first (body=file). A segment of 16 blocks of platform edge events, as
+// BenchmarkOpenFooter writes it; per op, one block.
+//
+//	go test ./segment -run '^$' -bench BlockDirectoryLoad -count 6
+func BenchmarkBlockDirectoryLoad(b *testing.B) {
+	data, _ := benchBlock(b)
+	descs := make([]ColumnDesc, len(benchCols))
+	for i, c := range benchCols {
+		descs[i] = ColumnDesc{Path: c.path, Type: c.typ}
+	}
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/b")
+	f, err := fs.Create("/b/s.seg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := NewWriter(f, descs, &WriterOptions{ZstdLevel: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const blocks = 16
+	for range blocks {
+		if err := w.WriteBlock(benchBlockRows, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	rf, err := fs.Open("/b/s.seg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := Open(rf, "s.seg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	for _, cached := range []bool{true, false} {
+		name := "body=file"
+		if cached {
+			name = "body=cached"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				details.dropAll()
+				if cached {
+					r.footerBody(cacheFill)
+				}
+				b.StartTimer()
+				if _, err := r.block(i % blocks); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -108,11 +108,11 @@ func renderFooterLookups(r *Reader) string {
 			if !ok {
 				continue
 			}
-			pages := chunkPageRanges(ci)
+			pages := pageRanges(r.testPages(b, col))
 			fmt.Fprintf(&sb, " chunk %d present %d num %v [%d,%d] [%v,%v] str %v %v [%q,%q] dict %d stored %d derived %v\n", col,
 				ci.Present, ci.HasNumRange, ci.MinInt, ci.MaxInt, ci.MinFloat, ci.MaxFloat, ci.HasMinStr, ci.HasMaxStr, ci.MinStr, ci.MaxStr,
 				ci.DictEntries, ci.StoredBytes, ci.Derived)
-			c := r.chunk(b, col)
+			c := r.testChunk(b, col)
 			for i, p := range pages {
 				pm := c.page(i)
 				fmt.Fprintf(&sb, "  page %d %+v unit [%d,+%d) block %d meta %d %d %d %v %d %d %v %v\n", i, p, pm.off, pm.len,
@@ -129,11 +129,8 @@ func renderFooterLookups(r *Reader) string {
 	return sb.String()
 }
 
-// chunkPageRanges returns a chunk's pages as ChunkInfo lists them.
-func chunkPageRanges(ci ChunkInfo) []PageRange { return pageRanges(ci.Pages) }
-
 // timePageRanges returns block b's timestamp pages as TimePages lists them.
-func timePageRanges(r *Reader, b int) []PageRange { return pageRanges(r.TimePages(b)) }
+func timePageRanges(r *Reader, b int) []PageRange { return pageRanges(r.testTimePages(b)) }
 
 // chunkPageCount returns how many pages the footer lists for chunk c.
 func chunkPageCount(c *chunkMeta) int { return c.pages.Len() }

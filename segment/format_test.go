@@ -144,7 +144,7 @@ func TestCopyBlockRewritesOldVersion(t *testing.T) {
 	}
 	checkAllValues(t, r, makeColumns(v1FixtureRows, v1FixtureSeed))
 	for b := 0; b < r.NumBlocks(); b++ {
-		tp := r.TimePages(b)
+		tp := r.testTimePages(b)
 		for i := range tp.Len() {
 			if p := tp.At(i); !p.HasRange || p.Present != p.Rows {
 				t.Fatalf("block %d: timestamp page without its range: %+v", b, p)
@@ -166,7 +166,7 @@ func TestCopyBlockRewritesOldVersion(t *testing.T) {
 	f2.Close()
 	r2 := openSegment(t, fs, "/d/copy.seg")
 	defer r2.Close()
-	if got, want := r2.TimePages(0), r.TimePages(1); got.Len() != want.Len() || got.At(0) != want.At(0) {
+	if got, want := r2.testTimePages(0), r.testTimePages(1); got.Len() != want.Len() || got.At(0) != want.At(0) {
 		t.Fatalf("copied page ranges %+v, want %+v", got, want)
 	}
 }
@@ -188,11 +188,12 @@ func TestPageRanges(t *testing.T) {
 			continue
 		}
 		numeric := c.desc.Type == TypeInt64 || c.desc.Type == TypeTimestamp || c.desc.Type == TypeFloat64
-		if info.Pages.Len() < 2 && c.desc.Path != "metadata.rare" {
-			t.Fatalf("%s: %d pages", c.desc.Path, info.Pages.Len())
+		pages := r.testPages(0, col)
+		if pages.Len() < 2 && c.desc.Path != "metadata.rare" {
+			t.Fatalf("%s: %d pages", c.desc.Path, pages.Len())
 		}
-		for pi := range info.Pages.Len() {
-			p := info.Pages.At(pi)
+		for pi := range pages.Len() {
+			p := pages.At(pi)
 			if c.desc.Type == TypeString && info.DictEntries > 0 {
 				dict, err := r.DictStrings(0, col)
 				if err != nil {
@@ -302,11 +303,11 @@ func TestSparseReadsStaySparse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	pc := r.chunk(0, 2)
+	pc := r.testChunk(0, 2)
 	if pc.enc != encDict || len(pc.dict) < 4 {
 		t.Fatalf("path column: encoding %d with %d dictionary pages, want a paged dictionary", pc.enc, len(pc.dict))
 	}
-	if mc := r.chunk(0, 1); mc.pages.Len() < 10 || mc.histOff == 0 {
+	if mc := r.testChunk(0, 1); mc.pages.Len() < 10 || mc.histOff == 0 {
 		t.Fatalf("message column: %d pages, history at %d", mc.pages.Len(), mc.histOff)
 	}
 	rows := []int32{17, 15000, 29999}
@@ -376,7 +377,7 @@ func TestColumnBytesCountEveryUnit(t *testing.T) {
 	writeSegment(t, fs, "/d/s.seg", []testColumn{ts, msg, path}, n, &WriterOptions{PageBytes: 32 << 10, HistoryBytes: 16 << 10})
 	r := openSegment(t, fs, "/d/s.seg")
 	defer r.Close()
-	if r.chunk(0, 1).histOff == 0 || len(r.chunk(0, 2).dict) < 2 {
+	if r.testChunk(0, 1).histOff == 0 || len(r.testChunk(0, 2).dict) < 2 {
 		t.Fatal("the message column should have a history and the path column a paged dictionary")
 	}
 	total := int64(headerSize)

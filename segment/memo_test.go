@@ -60,7 +60,7 @@ func TestUnitMemoAnswersLaterReads(t *testing.T) {
 	defer SetDictCacheBytes(SetDictCacheBytes(0))
 	r, cf, n := memoSegment(t)
 	msgCol, urlCol := r.Column("event_message", TypeString), r.Column("metadata.url", TypeString)
-	if c := r.chunk(0, msgCol); c == nil || c.enc != encDerived {
+	if c := r.testChunk(0, msgCol); c == nil || c.enc != encDerived {
 		t.Skip("the writer did not derive the message from the URL")
 	}
 	memo := NewUnitMemo(1<<20, func(path string) bool { return path == "metadata.url" || path == "metadata.method" })

@@ -54,7 +54,7 @@ func packedColumns(n int, seed uint64) []testColumn {
 func packedPages(t *testing.T, r *Reader, col int) (pages, packed int) {
 	t.Helper()
 	for b := 0; b < r.NumBlocks(); b++ {
-		c := r.chunk(b, col)
+		c := r.testChunk(b, col)
 		if c == nil {
 			continue
 		}
@@ -98,7 +98,7 @@ func TestPackedCodesRoundTrip(t *testing.T) {
 	for _, tc := range cols[1:] {
 		name := tc.desc.Path
 		col := r.Column(name, tc.desc.Type)
-		if c := r.chunk(0, col); c == nil || c.enc != encDict {
+		if c := r.testChunk(0, col); c == nil || c.enc != encDict {
 			t.Fatalf("%s: not dictionary encoded", name)
 		}
 		pages, packed := packedPages(t, r, col)

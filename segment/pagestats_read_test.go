@@ -49,7 +49,7 @@ func TestReadFromPageStats(t *testing.T) {
 	enc := map[string]Encoding{}
 	var firstPages []int64
 	for ci := 1; ci < len(cols); ci++ {
-		c := r.chunk(0, ci)
+		c := r.testChunk(0, ci)
 		if c.pages.Len() != 3 {
 			t.Fatalf("column %s: %d pages, want 3", cols[ci].desc.Path, c.pages.Len())
 		}
@@ -145,7 +145,7 @@ func TestSmallDictionariesKept(t *testing.T) {
 	writeSegment(t, fs, "/d/s.seg", cols, rows, nil)
 	r := openSegment(t, fs, "/d/s.seg")
 	defer r.Close()
-	if c := r.chunk(0, 2); c.enc != encDict || smallDict(c) || !smallDict(r.chunk(0, 1)) {
+	if c := r.testChunk(0, 2); c.enc != encDict || smallDict(c) || !smallDict(r.testChunk(0, 1)) {
 		t.Fatalf("the test wants a small dictionary for country and a big one for ip: ip enc %d dict %v", c.enc, c.dict)
 	}
 	defer SetDictCacheBytes(SetDictCacheBytes(1 << 20))

@@ -129,7 +129,7 @@ func TestNearlyDistinctThenRepeats(t *testing.T) {
 	defer r.Close()
 	id := r.Column("id", TypeString)
 	for b, kind := range kinds {
-		got := r.chunk(b, id).enc
+		got := r.testChunk(b, id).enc
 		if dict := kind != "distinct"; (got == encDict) != dict {
 			t.Errorf("block %d (%s): encoding %d", b, kind, got)
 		}

@@ -39,7 +39,7 @@ func TestTwoByteCodePagesRawWhenRandom(t *testing.T) {
 		raw  bool
 	}{{"metadata.request.cf.latitude", true}, {"metadata.request.headers.cf_connecting_ip", true}, {"metadata.request.path", false}} {
 		col := r.Column(tc.path, TypeString)
-		c := r.chunk(0, col)
+		c := r.testChunk(0, col)
 		if c == nil || c.enc != encDict || c.width != 2 {
 			t.Fatalf("%s: not two-byte dictionary codes", tc.path)
 		}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
@@ -69,12 +71,20 @@ type Reader struct {
 	size    int64
 	version uint8
 	footOff int64 // where the footer unit starts: every other unit ends before it
-	ft      *footer
+	footLen int64
+	ft      *footer // the resident part of the footer
 	colIdx  map[colKey]int
 	tsCol   int // the ("timestamp", TypeTimestamp) column, -1 if none
 
-	spansOnce sync.Once
-	spans     [][2]int64 // per block: first and past-last byte of its units
+	// details holds, per block, its full footer record while the block
+	// directory cache has it (footcache.go).
+	details []atomic.Pointer[blockDetail]
+	// body holds the decompressed footer unit while the cache has it.
+	body atomic.Pointer[blockDetail]
+	// resident is what the reader adds to FooterStats.ResidentBytes.
+	resident int64
+	// closed is set by Close, under the block directory cache's lock.
+	closed bool
 }
 
 type colKey struct {
@@ -105,9 +115,6 @@ type ChunkInfo struct {
 	// DictEntries is the dictionary size when the chunk is dictionary
 	// encoded, else 0.
 	DictEntries int
-	// Pages lists the chunk's data pages: Pages.At(i) describes page i
-	// (a view of the footer the open segment keeps, decoded on each At).
-	Pages PageList
 	// StoredBytes is what the chunk's units take in the file (pages,
 	// dictionary, history).
 	StoredBytes int64
@@ -178,7 +185,7 @@ func Open(f vfs.File, path string) (*Reader, error) {
 	if !unitInRange(footOff, footLen, trOff) || footOff+footLen != trOff {
 		return nil, corruptf(path, "trailer", trOff, "footer unit [%d,+%d) does not end at the trailer", footOff, footLen)
 	}
-	r.footOff = footOff
+	r.footOff, r.footLen = footOff, footLen
 	body, err := r.readUnit(footOff, footLen, "footer", maxFooterSize)
 	if err != nil {
 		return nil, err
@@ -193,12 +200,18 @@ func Open(f vfs.File, path string) (*Reader, error) {
 		r.colIdx[colKey{c.Path, c.Type}] = i
 	}
 	r.tsCol = r.Column("timestamp", TypeTimestamp)
+	r.details = make([]atomic.Pointer[blockDetail], len(ft.blocks))
+	r.resident = ft.memSize() + 8*int64(len(r.details)) + int64(len(r.colIdx))*48
+	details.resident.Add(r.resident)
 	return r, nil
 }
 
 // Close closes the file.
 func (r *Reader) Close() error {
 	dropReader(r)
+	if details.dropReader(r) {
+		details.resident.Add(-r.resident)
+	}
 	return r.f.Close()
 }
 
@@ -234,34 +247,64 @@ func (r *Reader) Block(b int) BlockInfo {
 	return BlockInfo{Rows: bm.rows, FirstRow: bm.firstRow, MinTime: bm.minTime, MaxTime: bm.maxTime}
 }
 
-func (r *Reader) chunk(b, col int) *chunkMeta {
-	bm := &r.ft.blocks[b]
-	if col < 0 || col >= len(bm.byCol) || bm.byCol[col] < 0 {
-		return nil
+// chunk returns the full footer record of column col's chunk in block b
+// (nil when the block has none), from the block directory cache or
+// decoded again from the footer.
+func (r *Reader) chunk(b, col int) (*chunkMeta, error) {
+	if col < 0 || col >= len(r.ft.cols) || r.ft.chunkSumOf(b, col) == nil {
+		return nil, nil
 	}
-	return &bm.chunks[bm.byCol[col]]
+	bm, err := r.block(b)
+	if err != nil {
+		return nil, err
+	}
+	i := bm.byCol[col]
+	if i < 0 {
+		// The record decoded again lacks a chunk the open found: the
+		// footer unit is not the one the open read.
+		return nil, corruptf(r.path, "footer", r.footOff, "block %d: column %d: %v", b, col, errFooterChanged)
+	}
+	return &bm.chunks[i], nil
 }
 
 // Chunk describes column col in block b; ok is false when no row of the
-// block has a value in that column.
+// block has a value in that column. It reads only what the open segment
+// keeps resident (Pages gives the chunk's pages).
 func (r *Reader) Chunk(b, col int) (ChunkInfo, bool) {
-	c := r.chunk(b, col)
+	if col < 0 || col >= len(r.ft.cols) {
+		return ChunkInfo{}, false
+	}
+	c := r.ft.chunkSumOf(b, col)
 	if c == nil {
 		return ChunkInfo{}, false
 	}
 	ci := ChunkInfo{
-		Present:     c.present,
-		HasNumRange: c.stats.flags&statNum != 0,
-		MinInt:      c.stats.minI, MaxInt: c.stats.maxI,
-		MinFloat: c.stats.minF, MaxFloat: c.stats.maxF,
-		HasMinStr: c.stats.flags&statMinStr != 0, HasMaxStr: c.stats.flags&statMaxStr != 0,
-		MinStr: c.stats.minS, MaxStr: c.stats.maxS,
-		DictEntries: c.dictEntries,
+		Present:     int(c.present),
+		HasNumRange: c.flags&statNum != 0,
+		HasMinStr:   c.flags&statMinStr != 0, HasMaxStr: c.flags&statMaxStr != 0,
+		MinStr: c.minStr(r.ft), MaxStr: c.maxStr(r.ft),
+		DictEntries: int(c.dictEntries),
+		StoredBytes: c.stored,
+		Derived:     c.enc == encDerived,
 	}
-	ci.Pages = c.pages
-	ci.StoredBytes = c.stored
-	ci.Derived = c.enc == encDerived
+	if r.ft.cols[col].Type == TypeFloat64 {
+		ci.MinFloat, ci.MaxFloat = math.Float64frombits(c.lo), math.Float64frombits(c.hi)
+	} else {
+		ci.MinInt, ci.MaxInt = int64(c.lo), int64(c.hi)
+	}
 	return ci, true
+}
+
+// Pages lists the data pages of column col's chunk in block b (empty when
+// the block has none): Pages.At(i) describes page i. The list is a view of
+// the block's directory (footcache.go), which a read of a block not in
+// the cache decodes from the footer again: an error is that read's.
+func (r *Reader) Pages(b, col int) (PageList, error) {
+	c, err := r.chunk(b, col)
+	if c == nil || err != nil {
+		return PageList{}, err
+	}
+	return c.pages, nil
 }
 
 // Version returns the file's format version.
@@ -270,12 +313,8 @@ func (r *Reader) Version() uint8 { return r.version }
 // TimePages returns the pages of the timestamp column in block b, with
 // their time ranges (format version 2; version 1 pages have no range);
 // empty when the block has no timestamp column.
-func (r *Reader) TimePages(b int) PageList {
-	c := r.chunk(b, r.tsCol)
-	if c == nil {
-		return PageList{}
-	}
-	return c.pages
+func (r *Reader) TimePages(b int) (PageList, error) {
+	return r.Pages(b, r.tsCol)
 }
 
 // Section returns the bytes of a named section, or nil if there is none.
@@ -468,9 +507,9 @@ func unsafeString(b []byte) string {
 // DictStrings returns the sorted dictionary of a dictionary-encoded string
 // chunk (nil if the chunk is absent or not dictionary encoded).
 func (r *Reader) DictStrings(b, col int) ([]string, error) {
-	c := r.chunk(b, col)
-	if c == nil || c.enc != encDict || r.ft.cols[col].Type != TypeString {
-		return nil, nil
+	c, err := r.chunk(b, col)
+	if c == nil || err != nil || c.enc != encDict || r.ft.cols[col].Type != TypeString {
+		return nil, err
 	}
 	d, err := r.dict(b, c)
 	if err != nil {
@@ -481,9 +520,9 @@ func (r *Reader) DictStrings(b, col int) ([]string, error) {
 
 // DictInts returns the sorted dictionary of a dictionary-encoded int chunk.
 func (r *Reader) DictInts(b, col int) ([]int64, error) {
-	c := r.chunk(b, col)
-	if c == nil || c.enc != encDict || r.ft.cols[col].Type == TypeString {
-		return nil, nil
+	c, err := r.chunk(b, col)
+	if c == nil || err != nil || c.enc != encDict || r.ft.cols[col].Type == TypeString {
+		return nil, err
 	}
 	d, err := r.dict(b, c)
 	if err != nil {
@@ -578,7 +617,10 @@ func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, ctl readC
 	t := r.ft.cols[col].Type
 	n := to - from
 	prepare(dst, VecType(t), n, ctl.reuse)
-	c := r.chunk(b, col)
+	c, err := r.chunk(b, col)
+	if err != nil {
+		return err
+	}
 	if c == nil {
 		setAllNull(dst, n)
 		return nil
@@ -747,7 +789,15 @@ func (r *Reader) Check() error {
 // within the block's range.
 func (r *Reader) CheckBlock(b int) error {
 	var v vec.Vector
-	bm := &r.ft.blocks[b]
+	// The block's directory, if not cached, from the file: the reads
+	// below find it in the block directory cache.
+	var bm *blockMeta
+	var err error
+	if d := r.details[b].Load(); d != nil {
+		bm = &d.bm
+	} else if bm, err = r.loadBlock(b, cacheBypass); err != nil {
+		return err
+	}
 	for ci := range bm.chunks {
 		c := &bm.chunks[ci]
 		if err := r.readColumn(b, c.col, 0, bm.rows, &v, cacheBypass); err != nil {
@@ -787,28 +837,8 @@ func (r *Reader) CheckSections() error {
 // section, the footer). It places a CorruptError's Offset: damage in a
 // block costs that block's rows only.
 func (r *Reader) BlockAt(off int64) int {
-	r.spansOnce.Do(func() {
-		r.spans = make([][2]int64, len(r.ft.blocks))
-		for b := range r.ft.blocks {
-			lo, hi := int64(-1), int64(-1)
-			note := func(o, l int64) {
-				if lo < 0 || o < lo {
-					lo = o
-				}
-				hi = max(hi, o+l)
-			}
-			for _, c := range r.ft.blocks[b].chunks {
-				for _, d := range c.dict {
-					note(d.off, d.len)
-				}
-				for i := range c.pages.Len() {
-					note(c.pages.unit(i))
-				}
-			}
-			r.spans[b] = [2]int64{lo, hi}
-		}
-	})
-	for b, sp := range r.spans {
+	for b := range r.ft.blocks {
+		sp := r.ft.blocks[b].span
 		if sp[0] >= 0 && off >= sp[0] && off < sp[1] {
 			return b
 		}
@@ -862,7 +892,10 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, ctl rea
 		}
 	}
 	prepare(dst, VecType(t), n, ctl.reuse)
-	c := r.chunk(b, col)
+	c, err := r.chunk(b, col)
+	if err != nil {
+		return err
+	}
 	if c == nil {
 		setAllNull(dst, n)
 		return nil
@@ -966,10 +999,8 @@ func (r *Reader) readRowsAnyOrder(b, col int, rows []int32, dst *vec.Vector, ctl
 // (pages, dictionaries and histories, trailers included).
 func (r *Reader) ColumnBytes() []int64 {
 	out := make([]int64, len(r.ft.cols))
-	for _, b := range r.ft.blocks {
-		for _, c := range b.chunks {
-			out[c.col] += c.stored
-		}
+	for _, c := range r.ft.chunks {
+		out[c.col] += c.stored
 	}
 	return out
 }

@@ -142,10 +142,12 @@ func (s *sameChunks) add(cm chunkMeta, sum [sha256.Size]byte) {
 
 // FirstUnit returns where the first data page of column col in block b
 // lies (ok false: the column has no value in the block). Two columns with
-// the same first unit may be one chunk stored once (SameUnits tells).
+// the same first unit may be one chunk stored once (SameUnits tells). A
+// block directory that cannot be read again answers false: the read of
+// the column reports the error.
 func (r *Reader) FirstUnit(b, col int) (off int64, ok bool) {
-	c := r.chunk(b, col)
-	if c == nil || c.pages.Len() == 0 {
+	c, err := r.chunk(b, col)
+	if c == nil || err != nil || c.pages.Len() == 0 {
 		return 0, false
 	}
 	off, _ = c.pages.unit(0)
@@ -154,10 +156,13 @@ func (r *Reader) FirstUnit(b, col int) (off int64, ok bool) {
 
 // SameUnits reports whether columns a and c of block b are one chunk
 // stored once: the same type, encoding, dictionary pages and data pages.
-// Reading either gives the same values; a record reader reads one.
+// Reading either gives the same values; a record reader reads one. A
+// block directory that cannot be read again answers false (the reads of
+// the columns report the error).
 func (r *Reader) SameUnits(b, a, c int) bool {
-	ca, cc := r.chunk(b, a), r.chunk(b, c)
-	if ca == nil || cc == nil || r.ft.cols[a].Type != r.ft.cols[c].Type || ca.enc != cc.enc || ca.width != cc.width ||
+	ca, erra := r.chunk(b, a)
+	cc, errc := r.chunk(b, c)
+	if erra != nil || errc != nil || ca == nil || cc == nil || r.ft.cols[a].Type != r.ft.cols[c].Type || ca.enc != cc.enc || ca.width != cc.width ||
 		ca.derived != nil || cc.derived != nil || ca.histOff != cc.histOff || ca.dictEntries != cc.dictEntries {
 		return false
 	}

@@ -12,7 +12,7 @@ import (
 // sameUnits reports whether the chunks of columns a and b in block blk
 // lie in the same units.
 func sameUnits(r *Reader, blk, a, b int) bool {
-	ca, cb := r.chunk(blk, a), r.chunk(blk, b)
+	ca, cb := r.testChunk(blk, a), r.testChunk(blk, b)
 	if ca == nil || cb == nil || ca.pages.Len() != cb.pages.Len() {
 		return false
 	}
@@ -74,7 +74,7 @@ func TestSameColumnsStoredOnce(t *testing.T) {
 	defer old.Close()
 	col := func(name string) int { return r.Column(name, TypeString) }
 	for blk := 0; blk < r.NumBlocks(); blk++ {
-		if c := r.chunk(blk, col("ip")); c == nil || c.enc != encDict {
+		if c := r.testChunk(blk, col("ip")); c == nil || c.enc != encDict {
 			t.Fatalf("block %d: ip not dictionary encoded", blk)
 		}
 		if !sameUnits(r, blk, col("ip"), col("ip_again")) || !sameUnits(r, blk, col("country"), col("country_again")) {

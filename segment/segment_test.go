@@ -312,7 +312,7 @@ func TestEncodingsChosen(t *testing.T) {
 				col = i
 			}
 		}
-		if got := r.chunk(0, col).enc; got != enc {
+		if got := r.testChunk(0, col).enc; got != enc {
 			t.Errorf("%s: encoding %d, want %d", path, got, enc)
 		}
 	}
@@ -341,8 +341,8 @@ func TestReadRangeWithinPages(t *testing.T) {
 	r := openSegment(t, fs, "/d/s.seg")
 	defer r.Close()
 	col := r.Column("metadata.note", TypeString)
-	if ci, _ := r.Chunk(0, col); ci.Pages.Len() < 3 {
-		t.Fatalf("want several pages, got %d", ci.Pages.Len())
+	if pl := r.testPages(0, col); pl.Len() < 3 {
+		t.Fatalf("want several pages, got %d", pl.Len())
 	}
 	var v vec.Vector
 	for _, rg := range [][2]int{{0, 1}, {5, 6}, {999, 2001}, {2999, 3000}, {17, 17}} {
@@ -441,7 +441,7 @@ func TestCorruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := openSegment(t, fs, "/d/good.seg")
-	blk := r.ft.blocks[1]
+	blk := r.testBlock(1)
 	pageOff := blk.chunks[3].page(0).off
 	var dictOff int64
 	for _, c := range blk.chunks {
@@ -577,11 +577,11 @@ func TestWriteFromCodes(t *testing.T) {
 			t.Fatalf("row %d: %v, want %v", i, got[i], want[i])
 		}
 	}
-	if r.chunk(0, 1).enc != encDict || r.chunk(0, 1).dictEntries != 4 {
-		t.Fatalf("codes column: encoding %d with %d entries", r.chunk(0, 1).enc, r.chunk(0, 1).dictEntries)
+	if r.testChunk(0, 1).enc != encDict || r.testChunk(0, 1).dictEntries != 4 {
+		t.Fatalf("codes column: encoding %d with %d entries", r.testChunk(0, 1).enc, r.testChunk(0, 1).dictEntries)
 	}
-	if r.chunk(0, 2).enc != encBytes {
-		t.Fatalf("wide codes column: encoding %d, want bytes", r.chunk(0, 2).enc)
+	if r.testChunk(0, 2).enc != encBytes {
+		t.Fatalf("wide codes column: encoding %d, want bytes", r.testChunk(0, 2).enc)
 	}
 	for i, v := range readAll(t, r, 2) {
 		if v != wide[i] {

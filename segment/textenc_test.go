@@ -119,7 +119,7 @@ func TestTextEncodingsRoundTrip(t *testing.T) {
 				if v == FormatV1 && want != encUUID {
 					want = encBytes
 				}
-				if got := r.chunk(0, 1).enc; got != want && (tc.must || got != encBytes) {
+				if got := r.testChunk(0, 1).enc; got != want && (tc.must || got != encBytes) {
 					t.Fatalf("version %d: encoding %d, want %d", v, got, want)
 				}
 				checkAllValues(t, r, []testColumn{ts, col})
@@ -159,7 +159,7 @@ func TestTextEncodingsFromCodes(t *testing.T) {
 	f.Close()
 	r := openSegment(t, fs, "/d/s.seg")
 	defer r.Close()
-	if got := r.chunk(0, 1).enc; got != encHex {
+	if got := r.testChunk(0, 1).enc; got != encHex {
 		t.Fatalf("encoding %d, want encHex", got)
 	}
 	var v vec.Vector

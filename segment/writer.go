@@ -800,7 +800,10 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 	if w.err != nil {
 		return w.err
 	}
-	src := &r.ft.blocks[b]
+	src, err := r.block(b)
+	if err != nil {
+		return err
+	}
 	for _, c := range src.chunks {
 		if c.col >= len(colMap) || colMap[c.col] < 0 || colMap[c.col] >= len(w.cols) {
 			return fmt.Errorf("segment: copied column %d has no place", c.col)
@@ -920,7 +923,10 @@ func (w *Writer) addBlock(bm blockMeta) {
 // a new block (pages, dictionaries and encodings of this writer's
 // version).
 func (w *Writer) rewriteBlock(r *Reader, b int, colMap []int) error {
-	src := &r.ft.blocks[b]
+	src, err := r.block(b)
+	if err != nil {
+		return err
+	}
 	var v vec.Vector
 	var ts ColumnData
 	tsIn := r.Column("timestamp", TypeTimestamp)
@@ -943,8 +949,11 @@ func (w *Writer) rewriteBlock(r *Reader, b int, colMap []int) error {
 	}
 	fetch := func(ci int, d *ColumnData) (bool, error) {
 		rc := inv[ci]
-		if rc < 0 || r.chunk(b, rc) == nil {
+		if rc < 0 {
 			return false, nil
+		}
+		if c, err := r.chunk(b, rc); c == nil || err != nil {
+			return false, err
 		}
 		var fv vec.Vector // d aliases it: a vector of its own
 		if err := r.readColumn(b, rc, 0, src.rows, &fv, cacheNoFill); err != nil {

@@ -21,8 +21,9 @@ const defaultMemoryLimit = 256 << 20
 // queryBudgets returns the memory one query may hold and all queries
 // together, from the flags or, when not given, from the memory limit: a
 // query a quarter of it and all queries half (64 MiB and 128 MiB at the
-// default 256 MiB). The engine's heads and caches take up to 7/16 of the
-// limit (heads a quarter, pages an eighth, dictionaries a sixteenth), so
+// default 256 MiB). The engine's heads and caches take up to 9/16 of the
+// limit (heads a quarter, pages and segment block directories an eighth
+// each, dictionaries a sixteenth) once queries have filled the caches, so
 // the queries' half keeps the process near its limit, and two queries of
 // the largest size, or any number of small ones, run at once. Without a
 // memory limit a query may hold 512 MiB and all queries four times that.
@@ -68,7 +69,9 @@ func parseBytes(s string) (int64, error) {
 // memoryOptions sizes the engine's in-memory heads and caches from the
 // memory limit: all heads together a quarter of it, one head a twelfth
 // (21 MiB at 256 MiB), never below 4 MiB per head; the page cache an
-// eighth, the dictionary cache and the predicate cache a sixteenth each.
+// eighth, the block directory cache of segment footers an eighth (what a
+// query reading every block of 10M edge events needs), the dictionary
+// cache and the predicate cache a sixteenth each.
 //
 // A busy source holds its head and the heads being written out (up to
 // two, Options.MaxFrozenHeads), and a head that filled up passes its
@@ -86,6 +89,7 @@ func memoryOptions(limit int64, o *engine.Options) {
 	o.HeadMaxBytes = int(max(limit/12, 4<<20))
 	o.DictCacheBytes = max(limit/16, 1<<20)
 	o.PageCacheBytes = max(limit/8, 1<<20)
+	o.FooterCacheBytes = max(limit/8, 1<<20)
 	o.PredicateCacheBytes = max(limit/16, 1<<20)
 }
 

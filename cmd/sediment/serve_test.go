@@ -437,7 +437,8 @@ func TestParseBytes(t *testing.T) {
 func TestMemoryOptions(t *testing.T) {
 	var o engine.Options
 	memoryOptions(256<<20, &o)
-	if o.HeadMemoryBudget != 64<<20 || o.HeadMaxBytes != 256<<20/12 || o.DictCacheBytes != 16<<20 || o.PageCacheBytes != 32<<20 {
+	if o.HeadMemoryBudget != 64<<20 || o.HeadMaxBytes != 256<<20/12 || o.DictCacheBytes != 16<<20 || o.PageCacheBytes != 32<<20 ||
+		o.FooterCacheBytes != 32<<20 {
 		t.Fatalf("256 MiB: %+v", o)
 	}
 	o = engine.Options{}

@@ -46,6 +46,14 @@ func benchPredicateCache() int64 {
 	return 0
 }
 
+// benchFooterCache is the engine's block directory cache bound for the
+// fixtures: SEDIMENT_BENCH_FOOTERCACHE=<bytes> sets it (0: the default),
+// to measure queries whose blocks' directories do not all fit.
+func benchFooterCache() int64 {
+	n, _ := strconv.ParseInt(os.Getenv("SEDIMENT_BENCH_FOOTERCACHE"), 10, 64)
+	return n
+}
+
 func freshEvents() int {
 	if n, err := strconv.Atoi(os.Getenv("SEDIMENT_BENCH_FRESH_EVENTS")); err == nil && n > 0 {
 		return n
@@ -83,7 +91,7 @@ func loadFresh(b *testing.B, inHead bool) *freshFixture {
 	// the freshest minutes of a busy source are.
 	eng, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
 		HeadMaxRows: 1 << 30, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 40, HeadMaxAge: time.Hour,
-		PredicateCacheBytes: benchPredicateCache()})
+		PredicateCacheBytes: benchPredicateCache(), FooterCacheBytes: benchFooterCache()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -221,7 +229,7 @@ func loadPeers(b *testing.B, sortKey string) *peersFixture {
 	fixtureDirs.add(dir)
 	eng, err := engine.Open(dir, &engine.Options{DisableBackground: true, AckMode: engine.AckBuffered,
 		HeadMaxRows: 1 << 30, HeadMaxBytes: 1 << 30, HeadMemoryBudget: 1 << 40, HeadMaxAge: time.Hour,
-		PredicateCacheBytes: benchPredicateCache()})
+		PredicateCacheBytes: benchPredicateCache(), FooterCacheBytes: benchFooterCache()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,10 +21,12 @@ const defaultMemoryLimit = 256 << 20
 // queryBudgets returns the memory one query may hold and all queries
 // together, from the flags or, when not given, from the memory limit: a
 // query a quarter of it and all queries half (64 MiB and 128 MiB at the
-// default 256 MiB). The engine's heads and caches take up to 9/16 of the
+// default 256 MiB). The engine's heads and caches take up to 10/16 of the
 // limit (heads a quarter, pages and segment block directories an eighth
-// each, dictionaries a sixteenth) once queries have filled the caches, so
-// the queries' half keeps the process near its limit, and two queries of
+// each, dictionaries and predicate results a sixteenth each) once queries
+// have filled the caches: with the queries' half on top the process can
+// pass its (soft) limit by an eighth at the most, when every cache is full
+// and queries hold all they may at once; two queries of
 // the largest size, or any number of small ones, run at once. Without a
 // memory limit a query may hold 512 MiB and all queries four times that.
 // A total smaller than the one-query figure is raised to it.

@@ -599,7 +599,10 @@ func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, ctl readC
 	}
 	hist := r.history(c, mode)
 	reserved := false
-	for pi := range c.pages.Len() {
+	for pi := pageOf(c.pages, 0, from); pi < c.pages.Len(); pi++ {
+		if first, _ := c.pages.Span(pi); first >= to {
+			break
+		}
 		pm := c.page(pi)
 		p := &pm
 		lo, hi := max(from, p.firstRow), min(to, p.firstRow+p.rows)
@@ -894,16 +897,15 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, ctl rea
 	}
 	i := 0
 	hist := r.history(c, mode)
-	for pi := range c.pages.Len() {
-		if i >= n {
+	for pi := 0; i < n; pi++ {
+		// The page of the next row wanted: a few rows of a block touch a
+		// few of its pages, found without describing the others.
+		if pi = pageOf(c.pages, pi, int(rows[i])); pi >= c.pages.Len() {
 			break
 		}
 		pm := c.page(pi)
 		p := &pm
 		end := int32(p.firstRow + p.rows)
-		if rows[i] >= end {
-			continue
-		}
 		j := i
 		for j < n && rows[j] < end {
 			j++
@@ -915,6 +917,22 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, ctl rea
 		i = j
 	}
 	return nil
+}
+
+// pageOf returns the first page of pages at or after page from whose rows
+// end after row (a row of the pages' block), or pages.Len() when none
+// does. Pages continue each other in row order, so their ends ascend.
+func pageOf(pages PageList, from, row int) int {
+	lo, hi := from, pages.Len()
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if _, end := pages.Span(m); end > row {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // readRowsAnyOrder reads rows that are not strictly ascending: the

@@ -428,27 +428,25 @@ func (r *Reader) memoPage(p *pageMeta, col, n int, ctl readCtl, hist historyOf) 
 	if body, ok := ctl.memo.get(r, p.off); ok {
 		return body, false, nil
 	}
-	if body, pooled, err = r.page(p.off, p.len, "page", ctl.mode, hist); err != nil {
+	if !memoWants(n, p.rows) || !ctl.memo.keeps(r.ft.cols[col].Path) {
+		return r.page(p.off, p.len, "page", ctl.mode, hist)
+	}
+	key := pageKey{r: r, off: p.off}
+	if body, ok := pages.get(key); ok {
+		return body, false, nil // the page cache keeps it already
+	}
+	// A buffer of the page's own size, not a pooled one: a pooled buffer
+	// is of a power-of-two class, and a page just over 128 KiB (a page of
+	// URLs) would have been decoded into 256 KiB, then copied for the
+	// memo to hold no more than the page.
+	if body, _, err = r.readUnitBuf(p.off, p.len, "page", maxUnitSize, false, hist); err != nil {
 		return nil, false, err
 	}
-	// Only a buffer of the read's own: a page the page cache holds is
-	// found there again.
-	if !pooled || !memoWants(n, p.rows) || !ctl.memo.keeps(r.ft.cols[col].Path) {
-		return body, pooled, nil
+	if ctl.mode == cacheFill && pages.put(key, body, int64(cap(body))+64) {
+		return body, false, nil // the cache owns it now
 	}
-	kept := body
-	if cap(body) > len(body)+len(body)/4 {
-		// A pooled buffer is of a power-of-two class: what the memo
-		// holds takes the page's size.
-		kept = append([]byte(nil), body...)
-	}
-	if !ctl.memo.put(r, p.off, kept) {
-		return body, pooled, nil
-	}
-	if cap(kept) != cap(body) {
-		putBuf(body) // the memo holds the copy
-	}
-	return kept, false, nil // the memo owns it now
+	ctl.memo.put(r, p.off, body) // when the memo is full, the collector takes it
+	return body, false, nil
 }
 
 // stringBytes returns the bytes of s without copying: read only.

@@ -25,8 +25,23 @@ type matCol struct {
 	v   *vec.Vector
 }
 
-func newRecordBuilder(cols []colRef, vecs []vec.Vector, prefix string) *recordBuilder {
-	b := &recordBuilder{}
+// recordLayout is what a recordBuilder needs of a part's columns: those
+// under the prefix, split into path elements and sorted by them. A rare
+// match's records are built block by block, each block's from vectors of
+// its own; the layout of their part is computed once for all of them.
+type recordLayout struct {
+	cols []layoutCol
+}
+
+type layoutCol struct {
+	rel []string // path relative to the prefix
+	typ segment.ColType
+	at  int // index in the part's column list given to newRecordLayout
+}
+
+// newRecordLayout returns the layout of the columns of cols under prefix.
+func newRecordLayout(cols []colRef, prefix string) *recordLayout {
+	l := &recordLayout{}
 	for i, c := range cols {
 		var rel string
 		switch {
@@ -40,10 +55,24 @@ func newRecordBuilder(cols []colRef, vecs []vec.Vector, prefix string) *recordBu
 		default:
 			continue
 		}
-		b.cols = append(b.cols, matCol{rel: strings.Split(rel, "."), typ: c.typ, v: &vecs[i]})
+		l.cols = append(l.cols, layoutCol{rel: strings.Split(rel, "."), typ: c.typ, at: i})
 	}
-	slices.SortFunc(b.cols, func(x, y matCol) int { return slices.Compare(x.rel, y.rel) })
+	slices.SortFunc(l.cols, func(x, y layoutCol) int { return slices.Compare(x.rel, y.rel) })
+	return l
+}
+
+// builder returns a recordBuilder of the layout's columns whose values
+// are vecs (indexed as the columns given to newRecordLayout).
+func (l *recordLayout) builder(vecs []vec.Vector) *recordBuilder {
+	b := &recordBuilder{cols: make([]matCol, len(l.cols))}
+	for i, c := range l.cols {
+		b.cols[i] = matCol{rel: c.rel, typ: c.typ, v: &vecs[c.at]}
+	}
 	return b
+}
+
+func newRecordBuilder(cols []colRef, vecs []vec.Vector, prefix string) *recordBuilder {
+	return newRecordLayout(cols, prefix).builder(vecs)
 }
 
 // build returns the record of row r as an Object value.

@@ -17,6 +17,8 @@ import (
 // an object's presence column is read only for rows with nothing under it,
 // and the records are the events' own metadata either way.
 func TestRecordsWithEmptyObjects(t *testing.T) {
+	// Objects under an absent one, an object that is a string in another
+	// event, and empty objects three deep.
 	obj := event.ObjectValue
 	str := event.StringValue
 	m := event.Member
@@ -27,6 +29,10 @@ func TestRecordsWithEmptyObjects(t *testing.T) {
 		obj(m("request", obj())),
 		obj(m("response", obj(m("status", str("404"))))),
 		obj(m("request", obj(m("method", str("GET")), m("sb", obj(m("jwt", obj())))))),
+		obj(m("request", obj(m("method", str("POST"))))),
+		obj(m("request", obj(m("sb", obj(m("jwt", obj(m("apikey", obj())))))))),
+		obj(m("request", obj(m("sb", str("flat"))))),
+		obj(m("request", obj(m("sb", obj(m("jwt", obj(m("apikey", obj(m("role", str("service")))))))))), m("response", obj())),
 	}
 	fs := vfs.NewMemFS()
 	e := openTestEngine(t, fs, nil)
@@ -187,4 +193,103 @@ func scanRecordRefs(t *testing.T, sn *Snapshot) (sc scan.Scan, times, refs []int
 		}
 	}
 	return sc, times, refs
+}
+
+// countingReader counts the reads of each column path.
+type countingReader struct {
+	colReader
+	reads map[string]int
+}
+
+func (c *countingReader) read(col colRef, a, z int, rows []int32, dst *vec.Vector) error {
+	c.reads[col.path]++
+	return c.colReader.read(col, a, z, rows, dst)
+}
+
+// TestRecordPresenceStopsAtAbsentObject: a record without
+// metadata.request.sb reads the presence column of sb and none of the
+// objects under it (they cannot be present where sb is absent), while a
+// record with an empty sb.jwt reads the presence of sb, sb.jwt and
+// sb.jwt.apikey, found absent, and not that of its payload.
+func TestRecordPresenceStopsAtAbsentObject(t *testing.T) {
+	obj := event.ObjectValue
+	str := event.StringValue
+	m := event.Member
+	metas := []event.Value{
+		obj(m("request", obj(m("method", str("GET"))))),
+		obj(m("request", obj(m("method", str("GET")), m("sb", obj(m("jwt", obj())))))),
+		obj(m("request", obj(m("sb", obj(m("jwt", obj(m("apikey", obj(m("payload", obj(m("role", str("anon"))))))))))))),
+	}
+	fs := vfs.NewMemFS()
+	e := openTestEngine(t, fs, nil)
+	defer e.Close()
+	s, err := e.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	for i := 0; i < 90; i++ {
+		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
+		ev.Fields = obj(m("metadata", metas[i%len(metas)]))
+		evs = append(evs, ev)
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	sn := s.Snapshot()
+	defer sn.Release()
+	var seg *segRef
+	for _, p := range sn.partList() {
+		if p.seg != nil {
+			seg = p.seg
+		}
+	}
+	if seg == nil {
+		t.Fatal("no segment")
+	}
+	var cols []colRef
+	for _, c := range segColumns(seg) {
+		if hasPrefixPath(c.path, "metadata") {
+			cols = append(cols, c)
+		}
+	}
+	objects := presenceOrder(cols)
+	for _, tc := range []struct {
+		row       int32
+		read, not []string
+	}{
+		{row: 0, read: []string{"metadata.request.sb"},
+			not: []string{"metadata", "metadata.request", "metadata.request.sb.jwt", "metadata.request.sb.jwt.apikey", "metadata.request.sb.jwt.apikey.payload"}},
+		{row: 1, read: []string{"metadata.request.sb", "metadata.request.sb.jwt", "metadata.request.sb.jwt.apikey"},
+			not: []string{"metadata", "metadata.request", "metadata.request.sb.jwt.apikey.payload"}},
+		{row: 2, not: []string{"metadata", "metadata.request", "metadata.request.sb", "metadata.request.sb.jwt", "metadata.request.sb.jwt.apikey", "metadata.request.sb.jwt.apikey.payload"}},
+	} {
+		cr := &countingReader{colReader: &blockReader{r: seg.r, b: 0}, reads: map[string]int{}}
+		vecs := make([]vec.Vector, len(cols))
+		if err := readRecordColumns(cr, cols, objects, []int32{tc.row}, vecs); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range tc.read {
+			if cr.reads[p] != 1 {
+				t.Errorf("row %d: presence of %s read %d times, want once", tc.row, p, cr.reads[p])
+			}
+		}
+		for _, p := range tc.not {
+			if cr.reads[p] != 0 {
+				t.Errorf("row %d: presence of %s read, want no read", tc.row, p)
+			}
+		}
+		rb := newRecordBuilder(cols, vecs, "metadata")
+		v, err := rb.build(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := metas[int(tc.row)%len(metas)]
+		if got, w := string(appendBQJSON(nil, &v, true)), string(appendBQJSON(nil, &want, true)); got != w {
+			t.Errorf("row %d: %s, want %s", tc.row, got, w)
+		}
+	}
 }

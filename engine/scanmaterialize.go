@@ -46,12 +46,13 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 		}
 		sort.Slice(idxs, func(i, j int) bool { return refs[idxs[i]] < refs[idxs[j]] })
 		objects := presenceOrder(cols)
+		layout := newRecordLayout(cols, path)
 		emit := func(cr colReader, rows []int32, at []int) error {
 			vecs := make([]vec.Vector, len(cols))
 			if err := readRecordColumns(cr, cols, objects, rows, vecs); err != nil {
 				return err
 			}
-			rb := newRecordBuilder(cols, vecs, path)
+			rb := layout.builder(vecs)
 			for k := range rows {
 				v, err := rb.build(k)
 				if err != nil {

@@ -471,27 +471,25 @@ func (r *Reader) memoPage(p *pageMeta, col, n int, ctl readCtl, hist historyOf) 
 	if body, ok := ctl.memo.get(r, p.off); ok {
 		return body, false, nil
 	}
-	if body, pooled, err = r.page(p.off, p.len, "page", ctl.mode, hist); err != nil {
+	if !memoWants(n, p.rows) || !ctl.memo.keeps(r.ft.cols[col].Path) {
+		return r.page(p.off, p.len, "page", ctl.mode, hist)
+	}
+	key := pageKey{r: r, off: p.off}
+	if body, ok := pages.get(key); ok {
+		return body, false, nil // the page cache keeps it already
+	}
+	// A buffer of the page's own size, not a pooled one: a pooled buffer
+	// is of a power-of-two class, and a page just over 128 KiB (a page of
+	// URLs) would have been decoded into 256 KiB, then copied for the
+	// memo to hold no more than the page.
+	if body, _, err = r.readUnitBuf(p.off, p.len, "page", maxUnitSize, false, hist); err != nil {
 		return nil, false, err
 	}
-	// Only a buffer of the read's own: a page the page cache holds is
-	// found there again.
-	if !pooled || !memoWants(n, p.rows) || !ctl.memo.keeps(r.ft.cols[col].Path) {
-		return body, pooled, nil
+	if ctl.mode == cacheFill && pages.put(key, body, int64(cap(body))+64) {
+		return body, false, nil // the cache owns it now
 	}
-	kept := body
-	if cap(body) > len(body)+len(body)/4 {
-		// A pooled buffer is of a power-of-two class: what the memo
-		// holds takes the page's size.
-		kept = append([]byte(nil), body...)
-	}
-	if !ctl.memo.put(r, p.off, kept) {
-		return body, pooled, nil
-	}
-	if cap(kept) != cap(body) {
-		putBuf(body) // the memo holds the copy
-	}
-	return kept, false, nil // the memo owns it now
+	ctl.memo.put(r, p.off, body) // when the memo is full, the collector takes it
+	return body, false, nil
 }
 
 // stringBytes returns the bytes of s without copying: read only.
@@ -645,7 +643,10 @@ func (r *Reader) readColumnInto(b, col, from, to int, dst *vec.Vector, ctl readC
 	}
 	hist := r.history(c, mode)
 	reserved := false
-	for pi := range c.pages.Len() {
+	for pi := pageOf(c.pages, 0, from); pi < c.pages.Len(); pi++ {
+		if first, _ := c.pages.Span(pi); first >= to {
+			break
+		}
 		pm := c.page(pi)
 		p := &pm
 		lo, hi := max(from, p.firstRow), min(to, p.firstRow+p.rows)
@@ -931,16 +932,15 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, ctl rea
 	}
 	i := 0
 	hist := r.history(c, mode)
-	for pi := range c.pages.Len() {
-		if i >= n {
+	for pi := 0; i < n; pi++ {
+		// The page of the next row wanted: a few rows of a block touch a
+		// few of its pages, found without describing the others.
+		if pi = pageOf(c.pages, pi, int(rows[i])); pi >= c.pages.Len() {
 			break
 		}
 		pm := c.page(pi)
 		p := &pm
 		end := int32(p.firstRow + p.rows)
-		if rows[i] >= end {
-			continue
-		}
 		j := i
 		for j < n && rows[j] < end {
 			j++
@@ -952,6 +952,22 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, ctl rea
 		i = j
 	}
 	return nil
+}
+
+// pageOf returns the first page of pages at or after page from whose rows
+// end after row (a row of the pages' block), or pages.Len() when none
+// does. Pages continue each other in row order, so their ends ascend.
+func pageOf(pages PageList, from, row int) int {
+	lo, hi := from, pages.Len()
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if _, end := pages.Span(m); end > row {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // readRowsAnyOrder reads rows that are not strictly ascending: the

@@ -228,6 +228,15 @@ func parseHex(rest []byte, width uint8, n int, ends []uint32) (hexValues, error)
 	if n > len(rest) { // a suffix length takes at least a byte
 		return hv, errShort
 	}
+	if len(rest) == n {
+		// n lengths in n bytes leave no bytes for suffixes: valid only
+		// when every length is 0, the page of ray ids or trace ids that
+		// are hex digits alone. A read of a row of it needs no offsets.
+		if !allZero(rest) {
+			return hv, errShort
+		}
+		return hv, nil
+	}
 	ends = grow(ends, n)
 	pos, total := 0, uint64(0)
 	for k := 0; k < n; k++ {
@@ -250,6 +259,22 @@ func parseHex(rest []byte, width uint8, n int, ends []uint32) (hexValues, error)
 	return hv, nil
 }
 
+// allZero reports whether every byte of b is 0.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // appendValue appends the text of value k.
 func (hv *hexValues) appendValue(dst []byte, k int) []byte {
 	n := len(dst)
@@ -258,6 +283,9 @@ func (hv *hexValues) appendValue(dst []byte, k int) []byte {
 	for i, b := range hv.packed[k*hv.w : (k+1)*hv.w] {
 		p := &hv.pairs[b]
 		out[2*i], out[2*i+1] = p[0], p[1]
+	}
+	if hv.ends == nil { // no value has a suffix
+		return dst
 	}
 	start := uint32(0)
 	if k > 0 {
@@ -359,7 +387,9 @@ func decodeHex(pv *pageView, width uint8, sel rowSel, out *pageOut) error {
 	scratch := scratchPool.Get().(*[]uint32)
 	defer scratchPool.Put(scratch)
 	hv, err := parseHex(pv.vals, width, pv.present, *scratch)
-	*scratch = hv.ends
+	if hv.ends != nil {
+		*scratch = hv.ends
+	}
 	if err != nil {
 		return err
 	}

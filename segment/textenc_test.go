@@ -293,3 +293,34 @@ func TestHexRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestHexPageWithoutSuffixes: a page of ray ids that are hex digits alone
+// (every suffix length 0, no suffix bytes) reads back each value; a length
+// that is not 0 where no suffix bytes follow is refused.
+func TestHexPageWithoutSuffixes(t *testing.T) {
+	vals := []string{"bd9c74f396fd8683", "0123456789abcdef", "ffffffffffffffff", "0000000000000000", "8e1f0a2b3c4d5e6f",
+		"a1b2c3d4e5f60718", "1122334455667788", "99aabbccddeeff00", "abcdefabcdefabcd"}
+	shape := newTextShape()
+	for _, s := range vals {
+		shape.add(s)
+	}
+	enc, w := shape.choice()
+	if enc != encHex {
+		t.Fatalf("encoding %d, want encHex", enc)
+	}
+	page := appendHexValues(nil, w, len(vals), func(k int) string { return vals[k] })
+	hv, err := parseHex(page, w, len(vals), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, s := range vals {
+		if got := string(hv.appendValue([]byte("x"), k)); got != "x"+s {
+			t.Fatalf("value %d: %q, want %q", k, got, "x"+s)
+		}
+	}
+	bad := append([]byte(nil), page...)
+	bad[len(bad)-1] = 1 // the last value's suffix length, with no byte for it
+	if _, err := parseHex(bad, w, len(vals), nil); err == nil {
+		t.Fatal("a suffix length without its bytes was accepted")
+	}
+}

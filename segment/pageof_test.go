@@ -32,7 +32,11 @@ func TestPageOfFindsEveryRowsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	pages := r.chunk(0, 1).pages
+	c, err := r.chunk(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := c.pages
 	if pages.Len() < 20 {
 		t.Fatalf("%d pages, want many", pages.Len())
 	}

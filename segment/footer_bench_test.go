@@ -14,31 +14,7 @@ import (
 //
 //	go test ./segment -run '^$' -bench OpenFooter -count 6 | tee new.txt
 func BenchmarkOpenFooter(b *testing.B) {
-	data, _ := benchBlock(b)
-	descs := make([]ColumnDesc, len(benchCols))
-	for i, c := range benchCols {
-		descs[i] = ColumnDesc{Path: c.path, Type: c.typ}
-	}
-	fs := vfs.NewMemFS()
-	fs.MkdirAll("/b")
-	f, err := fs.Create("/b/s.seg")
-	if err != nil {
-		b.Fatal(err)
-	}
-	w, err := NewWriter(f, descs, &WriterOptions{ZstdLevel: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	const blocks = 16
-	for range blocks {
-		if err := w.WriteBlock(benchBlockRows, data); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Finish(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	fs := writeFooterBenchSegment(b)
 	open := func() *Reader {
 		rf, err := fs.Open("/b/s.seg")
 		if err != nil {
@@ -53,7 +29,7 @@ func BenchmarkOpenFooter(b *testing.B) {
 	r := open()
 	pages := 0
 	for blk := range r.NumBlocks() {
-		for col := range descs {
+		for col := range r.Columns() {
 			pages += r.testPages(blk, col).Len()
 		}
 	}
@@ -81,31 +57,7 @@ func BenchmarkOpenFooter(b *testing.B) {
 //
 //	go test ./segment -run '^$' -bench BlockDirectoryLoad -count 6
 func BenchmarkBlockDirectoryLoad(b *testing.B) {
-	data, _ := benchBlock(b)
-	descs := make([]ColumnDesc, len(benchCols))
-	for i, c := range benchCols {
-		descs[i] = ColumnDesc{Path: c.path, Type: c.typ}
-	}
-	fs := vfs.NewMemFS()
-	fs.MkdirAll("/b")
-	f, err := fs.Create("/b/s.seg")
-	if err != nil {
-		b.Fatal(err)
-	}
-	w, err := NewWriter(f, descs, &WriterOptions{ZstdLevel: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	const blocks = 16
-	for range blocks {
-		if err := w.WriteBlock(benchBlockRows, data); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Finish(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	fs := writeFooterBenchSegment(b)
 	rf, err := fs.Open("/b/s.seg")
 	if err != nil {
 		b.Fatal(err)
@@ -129,10 +81,45 @@ func BenchmarkBlockDirectoryLoad(b *testing.B) {
 					r.footerBody(cacheFill)
 				}
 				b.StartTimer()
-				if _, err := r.block(i % blocks); err != nil {
+				if _, err := r.block(i % footerBenchBlocks); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// footerBenchBlocks is the blocks of the segment writeFooterBenchSegment
+// writes.
+const footerBenchBlocks = 16
+
+// writeFooterBenchSegment writes /b/s.seg, footerBenchBlocks blocks of
+// platform edge events in the writer's default page layout, into a new
+// file system.
+func writeFooterBenchSegment(b *testing.B) vfs.FS {
+	data, _ := benchBlock(b)
+	descs := make([]ColumnDesc, len(benchCols))
+	for i, c := range benchCols {
+		descs[i] = ColumnDesc{Path: c.path, Type: c.typ}
+	}
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/b")
+	f, err := fs.Create("/b/s.seg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := NewWriter(f, descs, &WriterOptions{ZstdLevel: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range footerBenchBlocks {
+		if err := w.WriteBlock(benchBlockRows, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	return fs
 }

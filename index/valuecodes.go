@@ -137,6 +137,21 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
+// uvarintPair reads two uvarints (a run's length or a row gap, then a
+// code) from b and returns what follows them; ok is false when b ends
+// inside them.
+func uvarintPair(b []byte) (first, second uint64, rest []byte, ok bool) {
+	first, k := binary.Uvarint(b)
+	if k <= 0 {
+		return 0, 0, nil, false
+	}
+	second, k2 := binary.Uvarint(b[k:])
+	if k2 <= 0 {
+		return 0, 0, nil, false
+	}
+	return first, second, b[k+k2:], true
+}
+
 // decode returns the chunk's codes, one per row, in dst's memory. A chunk
 // that does not decode whole (it cannot: encodeCodes wrote it) gives 0 for
 // the rows it does not reach.
@@ -146,16 +161,11 @@ func (c *codeChunk) decode(dst []uint32) []uint32 {
 		clear(dst)
 		b, row := c.data, uint64(0)
 		for len(b) > 0 && row < uint64(c.n) {
-			n, k := binary.Uvarint(b)
-			if k <= 0 {
+			n, code, rest, ok := uvarintPair(b)
+			if !ok {
 				break
 			}
-			b = b[k:]
-			code, k := binary.Uvarint(b)
-			if k <= 0 {
-				break
-			}
-			b = b[k:]
+			b = rest
 			end := min(row+n, uint64(c.n))
 			for ; row < end; row++ {
 				dst[row] = uint32(min(code, 1<<32-1))
@@ -167,16 +177,11 @@ func (c *codeChunk) decode(dst []uint32) []uint32 {
 		clear(dst)
 		b, row := c.data, uint64(0)
 		for len(b) > 0 {
-			gap, k := binary.Uvarint(b)
-			if k <= 0 {
+			gap, code, rest, ok := uvarintPair(b)
+			if !ok {
 				break
 			}
-			b = b[k:]
-			code, k := binary.Uvarint(b)
-			if k <= 0 {
-				break
-			}
-			b = b[k:]
+			b = rest
 			if row += gap; row >= uint64(c.n) || gap > uint64(c.n) {
 				break
 			}

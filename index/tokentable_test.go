@@ -58,32 +58,24 @@ func TestAddTextTermsMatchTokenize(t *testing.T) {
 			}
 		})
 	}
-	b := NewBuilder(&BuilderOptions{FrequentTokenShare: 0.9})
-	for from := 0; from < len(msgs); from += 4096 {
-		to := min(from+4096, len(msgs))
-		v := strVec(msgs[from:to], 0)
-		v.Nulls = nil
-		for i := from; i < to; i++ {
-			if i%11 == 0 {
-				if v.Nulls == nil {
-					v.Nulls = make([]uint64, (to-from+63)/64)
+	ix := buildWith(t, &BuilderOptions{FrequentTokenShare: 0.9}, func(b *Builder) {
+		for from := 0; from < len(msgs); from += 4096 {
+			to := min(from+4096, len(msgs))
+			v := strVec(msgs[from:to], 0)
+			v.Nulls = nil
+			for i := from; i < to; i++ {
+				if i%11 == 0 {
+					if v.Nulls == nil {
+						v.Nulls = make([]uint64, (to-from+63)/64)
+					}
+					v.Nulls.Set(i - from)
 				}
-				v.Nulls.Set(i - from)
 			}
+			b.AddText("event_message", uint32(from), v)
 		}
-		b.AddText("event_message", uint32(from), v)
-	}
-	u := &memUnits{}
-	dir, err := b.Write(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := Open(dir, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	got := map[string][]uint32{}
-	err = ix.ForEachTerm("event_message", KindToken, func(term any, rows *roaring.Bitmap) error {
+	err := ix.ForEachTerm("event_message", KindToken, func(term any, rows *roaring.Bitmap) error {
 		if rows == nil {
 			return fmt.Errorf("term %q frequent", term)
 		}

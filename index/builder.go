@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"github.com/sediment/sediment/internal/varint"
 	"github.com/sediment/sediment/internal/vec"
 )
 
@@ -576,7 +577,7 @@ func (fw *fieldWriter) sortedField(path string, kind Kind, n int, term func(i in
 		}
 		switch kind {
 		case kindInt:
-			tb = binary.AppendUvarint(tb, zigzag(t.key.num-prev))
+			tb = binary.AppendUvarint(tb, varint.Zigzag(t.key.num-prev))
 			prev = t.key.num
 		case kindString, kindToken:
 			tb = binary.AppendUvarint(tb, uint64(len(t.key.str)))
@@ -649,6 +650,3 @@ func (fw *fieldWriter) finish() []byte {
 	out = binary.AppendUvarint(out, uint64(fw.n))
 	return append(out, fw.dir...)
 }
-
-func zigzag(x int64) uint64   { return uint64(x<<1) ^ uint64(x>>63) }
-func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }

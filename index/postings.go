@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/sediment/sediment/internal/varint"
 )
 
 // postings are the rows of one token of a token field, ascending, each
@@ -52,13 +54,13 @@ func (p *postings) add(r uint32) {
 		// seen once, and need no list.
 		return
 	case p.n == 2:
-		p.enc = binary.AppendUvarint(p.enc, zigzag(int64(first)))
-		p.enc = binary.AppendUvarint(p.enc, zigzag(int64(r)-int64(first)))
+		p.enc = binary.AppendUvarint(p.enc, varint.Zigzag(int64(first)))
+		p.enc = binary.AppendUvarint(p.enc, varint.Zigzag(int64(r)-int64(first)))
 	case len(p.enc) == 0:
 		// Refilled into the bitmap: the list starts again from 0.
-		p.enc = binary.AppendUvarint(p.enc, zigzag(int64(r)))
+		p.enc = binary.AppendUvarint(p.enc, varint.Zigzag(int64(r)))
 	default:
-		p.enc = binary.AppendUvarint(p.enc, zigzag(int64(r)-int64(first)))
+		p.enc = binary.AppendUvarint(p.enc, varint.Zigzag(int64(r)-int64(first)))
 	}
 	switch {
 	case p.bm == nil && len(p.enc) >= postingSpill:
@@ -81,7 +83,7 @@ func (p *postings) refill() {
 			break // add wrote every varint whole
 		}
 		b = b[k:]
-		row += unzigzag(d)
+		row += varint.Unzigzag(d)
 		buf[n] = uint32(row)
 		if n++; n == len(buf) {
 			p.bm.AddMany(buf[:n])

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/sediment/sediment/internal/varint"
 )
 
 // Index is an opened index directory. Terms are loaded per field on first
@@ -195,7 +197,7 @@ func decodeTerms(b []byte, f *field) (*terms, error) {
 	for i := 0; i < n && err == nil; i++ {
 		switch f.Kind {
 		case kindInt:
-			prev += unzigzag(next())
+			prev += varint.Unzigzag(next())
 			t.ints[i] = prev
 			if i > 0 && t.ints[i] <= t.ints[i-1] {
 				return nil, corrupt("field %q: terms not sorted", f.Path)

@@ -3,6 +3,8 @@ package index
 import (
 	"encoding/binary"
 	"slices"
+
+	"github.com/sediment/sediment/internal/varint"
 )
 
 // rowList is a term's rows collected by MergeText, held as varints of the
@@ -23,7 +25,7 @@ type rowList struct {
 
 // add appends row r.
 func (l *rowList) add(r uint32) {
-	l.enc = binary.AppendUvarint(l.enc, zigzag(int64(r)-int64(l.last)))
+	l.enc = binary.AppendUvarint(l.enc, varint.Zigzag(int64(r)-int64(l.last)))
 	l.last = r
 	l.n++
 }
@@ -39,7 +41,7 @@ func (l *rowList) appendSorted(dst []uint32) []uint32 {
 			break // add wrote every varint whole
 		}
 		b = b[k:]
-		row += unzigzag(d)
+		row += varint.Unzigzag(d)
 		dst = append(dst, uint32(row))
 	}
 	if rows := dst[start:]; !slices.IsSorted(rows) {

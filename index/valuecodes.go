@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+
+	"github.com/sediment/sediment/internal/varint"
 )
 
 // A value field (int, string, bool) holds at most one value per row, and
@@ -121,20 +123,10 @@ func runsSize(codes []uint32, limit int) int {
 		for j < len(codes) && codes[j] == codes[i] {
 			j++
 		}
-		size += uvarintLen(uint64(j-i)) + uvarintLen(uint64(codes[i]))
+		size += varint.Len(uint64(j-i)) + varint.Len(uint64(codes[i]))
 		i = j
 	}
 	return min(size, limit)
-}
-
-// uvarintLen is the bytes binary.AppendUvarint takes for x.
-func uvarintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
 }
 
 // uvarintPair reads two uvarints (a run's length or a row gap, then a

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/sediment/sediment/internal/varint"
 )
 
 // dictData is a whole decoded dictionary: the form a scan wants, which
@@ -111,7 +113,7 @@ func decodeDictV1(body []byte, t ColType, entries int) (*dictData, error) {
 		d.ints = make([]int64, n)
 		prev := int64(0)
 		for i := range d.ints {
-			prev += unzigzag(db.uvarint())
+			prev += varint.Unzigzag(db.uvarint())
 			d.ints[i] = prev
 			if i > 0 && d.ints[i] <= d.ints[i-1] && db.err == nil {
 				return nil, errors.New("dictionary not sorted")

@@ -3,6 +3,8 @@ package segment
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/sediment/sediment/internal/varint"
 )
 
 // encDelta: int64 and timestamp values as zigzag uvarints of the
@@ -14,7 +16,7 @@ func appendDeltaValues(dst []byte, d *ColumnData, from, to int) []byte {
 	prev := int64(0)
 	for i := from; i < to; i++ {
 		if d.present(i) {
-			dst = binary.AppendUvarint(dst, zigzag(d.Ints[i]-prev))
+			dst = binary.AppendUvarint(dst, varint.Zigzag(d.Ints[i]-prev))
 			prev = d.Ints[i]
 		}
 	}
@@ -47,7 +49,7 @@ func decodeDelta(pv *pageView, sel rowSel, out *pageOut) error {
 			return errShort
 		}
 		pos += m
-		prev += unzigzag(x)
+		prev += varint.Unzigzag(x)
 		vi++
 		if r == next {
 			ints[out.off+i] = prev
@@ -60,16 +62,4 @@ func decodeDelta(pv *pageView, sel rowSel, out *pageOut) error {
 		return errors.New("delta values exceed present count")
 	}
 	return nil
-}
-
-func zigzag(x int64) uint64   { return uint64(x<<1) ^ uint64(x>>63) }
-func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
-
-func uvarintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
 }

@@ -3,6 +3,8 @@ package segment
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sediment/sediment/internal/varint"
 )
 
 // encDict: a chunk's distinct values in a sorted dictionary (a version 1
@@ -70,7 +72,7 @@ func (p *chunkPlan) appendDict(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(p.dictInts)))
 	prev := int64(0)
 	for _, x := range p.dictInts {
-		dst = binary.AppendUvarint(dst, zigzag(x-prev))
+		dst = binary.AppendUvarint(dst, varint.Zigzag(x-prev))
 		prev = x
 	}
 	return dst

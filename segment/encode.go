@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sediment/sediment/internal/varint"
 	"github.com/sediment/sediment/internal/vec"
 )
 
@@ -329,7 +330,7 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 			continue
 		}
 		x := d.Ints[i]
-		deltaBytes += uvarintLen(zigzag(x - prev))
+		deltaBytes += varint.Len(varint.Zigzag(x - prev))
 		prev = x
 		if seen == nil {
 			continue
@@ -406,7 +407,7 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 			continue
 		}
 		s := d.Strs[i]
-		total += len(s) + uvarintLen(uint64(len(s)))
+		total += len(s) + varint.Len(uint64(len(s)))
 		counted++
 		if !dictOn {
 			shape.add(s)

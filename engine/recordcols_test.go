@@ -34,25 +34,7 @@ func TestRecordsWithEmptyObjects(t *testing.T) {
 		obj(m("request", obj(m("sb", str("flat"))))),
 		obj(m("request", obj(m("sb", obj(m("jwt", obj(m("apikey", obj(m("role", str("service")))))))))), m("response", obj())),
 	}
-	fs := vfs.NewMemFS()
-	e := openTestEngine(t, fs, nil)
-	defer e.Close()
-	s, err := e.Shard("src")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []event.Event
-	want := map[int64]string{}
-	for i := 0; i < 200; i++ {
-		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
-		meta := metas[i%len(metas)]
-		ev.Fields = obj(m("metadata", meta))
-		evs = append(evs, ev)
-		want[ev.Timestamp] = string(appendBQJSON(nil, &meta, true))
-	}
-	if err := s.Append(context.Background(), evs); err != nil {
-		t.Fatal(err)
-	}
+	s, evs, want := storeMetadataEvents(t, 200, func(i int) event.Value { return metas[i%len(metas)] })
 	check := func(where string) {
 		sn := s.Snapshot()
 		defer sn.Release()
@@ -97,30 +79,14 @@ func TestRecordsWithCopiedColumns(t *testing.T) {
 	obj := event.ObjectValue
 	str := event.StringValue
 	m := event.Member
-	fs := vfs.NewMemFS()
-	e := openTestEngine(t, fs, nil)
-	defer e.Close()
-	s, err := e.Shard("src")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []event.Event
-	want := map[int64]string{}
-	for i := 0; i < 300; i++ {
-		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
+	s, evs, want := storeMetadataEvents(t, 300, func(i int) event.Value {
 		headers := obj(m("accept", str("*/*")))
 		if i%7 != 3 {
 			ip := str(fmt.Sprintf("client %d", i%6)) // few: a dictionary
 			headers = obj(m("accept", str("*/*")), m("cf_connecting_ip", ip), m("x_real_ip", ip))
 		}
-		meta := obj(m("request", obj(m("headers", headers))))
-		ev.Fields = obj(m("metadata", meta))
-		evs = append(evs, ev)
-		want[ev.Timestamp] = string(appendBQJSON(nil, &meta, true))
-	}
-	if err := s.Append(context.Background(), evs); err != nil {
-		t.Fatal(err)
-	}
+		return obj(m("request", obj(m("headers", headers))))
+	})
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -220,22 +186,7 @@ func TestRecordPresenceStopsAtAbsentObject(t *testing.T) {
 		obj(m("request", obj(m("method", str("GET")), m("sb", obj(m("jwt", obj())))))),
 		obj(m("request", obj(m("sb", obj(m("jwt", obj(m("apikey", obj(m("payload", obj(m("role", str("anon"))))))))))))),
 	}
-	fs := vfs.NewMemFS()
-	e := openTestEngine(t, fs, nil)
-	defer e.Close()
-	s, err := e.Shard("src")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []event.Event
-	for i := 0; i < 90; i++ {
-		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
-		ev.Fields = obj(m("metadata", metas[i%len(metas)]))
-		evs = append(evs, ev)
-	}
-	if err := s.Append(context.Background(), evs); err != nil {
-		t.Fatal(err)
-	}
+	s, _, _ := storeMetadataEvents(t, 90, func(i int) event.Value { return metas[i%len(metas)] })
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -292,4 +243,30 @@ func TestRecordPresenceStopsAtAbsentObject(t *testing.T) {
 			t.Errorf("row %d: %s, want %s", tc.row, got, w)
 		}
 	}
+}
+
+// storeMetadataEvents appends n test events, a millisecond apart, whose
+// metadata is meta(i), to the one shard of a new engine (closed when the
+// test ends), and returns the shard, the events, and each event's
+// metadata as the BigQuery JSON a record read gives, by timestamp.
+func storeMetadataEvents(t *testing.T, n int, meta func(i int) event.Value) (*Shard, []event.Event, map[int64]string) {
+	t.Helper()
+	e := openTestEngine(t, vfs.NewMemFS(), nil)
+	t.Cleanup(func() { e.Close() })
+	s, err := e.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := make([]event.Event, n)
+	want := make(map[int64]string, n)
+	for i := range evs {
+		md := meta(i)
+		evs[i] = testEvent(i, int64(1_700_000_000_000_000+i*1000))
+		evs[i].Fields = event.ObjectValue(event.Member("metadata", md))
+		want[evs[i].Timestamp] = string(appendBQJSON(nil, &md, true))
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	return s, evs, want
 }

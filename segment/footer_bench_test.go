@@ -15,17 +15,7 @@ import (
 //	go test ./segment -run '^$' -bench OpenFooter -count 6 | tee new.txt
 func BenchmarkOpenFooter(b *testing.B) {
 	fs := writeFooterBenchSegment(b)
-	open := func() *Reader {
-		rf, err := fs.Open("/b/s.seg")
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := Open(rf, "s.seg")
-		if err != nil {
-			b.Fatal(err)
-		}
-		return r
-	}
+	open := func() *Reader { return openSegment(b, fs, "/b/s.seg") }
 	r := open()
 	pages := 0
 	for blk := range r.NumBlocks() {
@@ -57,15 +47,7 @@ func BenchmarkOpenFooter(b *testing.B) {
 //
 //	go test ./segment -run '^$' -bench BlockDirectoryLoad -count 6
 func BenchmarkBlockDirectoryLoad(b *testing.B) {
-	fs := writeFooterBenchSegment(b)
-	rf, err := fs.Open("/b/s.seg")
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := Open(rf, "s.seg")
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := openSegment(b, writeFooterBenchSegment(b), "/b/s.seg")
 	defer r.Close()
 	for _, cached := range []bool{true, false} {
 		name := "body=file"

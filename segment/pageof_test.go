@@ -23,14 +23,7 @@ func TestPageOfFindsEveryRowsPage(t *testing.T) {
 	fs := vfs.NewMemFS()
 	fs.MkdirAll("/d")
 	writeSegment(t, fs, "/d/s.seg", []testColumn{ts, msg}, n, &WriterOptions{PageBytes: 4 << 10})
-	f, err := fs.Open("/d/s.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(f, "s.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openSegment(t, fs, "/d/s.seg")
 	defer r.Close()
 	c, err := r.chunk(0, 1)
 	if err != nil {

@@ -88,19 +88,11 @@ func (s *sameChunks) digest(p *chunkPlan, d *ColumnData, rows int) [sha256.Size]
 	at := len(b)
 	b = append(b, make([]byte, (rows+7)/8)...)
 	for r := 0; r < rows; r++ {
-		if !d.present(r) {
-			continue
-		}
-		b[at+(r>>3)] |= 1 << (r & 7)
-		switch code := p.codes[r]; p.width {
-		case 1:
-			b = append(b, byte(code))
-		case 2:
-			b = binary.LittleEndian.AppendUint16(b, uint16(code))
-		default:
-			b = binary.LittleEndian.AppendUint32(b, code)
+		if d.present(r) {
+			b[at+(r>>3)] |= 1 << (r & 7)
 		}
 	}
+	b = appendDictCodes(b, p.width, p.codes, d, 0, rows)
 	s.buf = b
 	return sha256.Sum256(b)
 }

@@ -1,10 +1,10 @@
 package predicate
 
 import (
-	"bytes"
 	"math/bits"
 	"slices"
-	"sort"
+
+	"github.com/sediment/sediment/internal/bytesearch"
 )
 
 // Searcher finds which of many values contain one of a set of literals,
@@ -12,13 +12,15 @@ import (
 // chunk): value i is data[offs[i]:offs[i+1]].
 //
 // Searching each value on its own costs a call and a restart per value,
-// and a search for a needle's first byte stops at every occurrence of it
-// (auth/v1/ stops at each 'a' of an access log line, several a line). A
-// Searcher instead sweeps the whole buffer once per needle for the
-// needle's rarest byte (bytes.IndexByte, vectorised), judged on a sample
-// of the buffer, checks the needle where that byte lies, maps a hit to its
-// value through the offsets, and resumes at the next value: values
-// without the needle cost only the sweep over their bytes.
+// and a search for one byte of a needle stops at every occurrence of it
+// (auth/v1/ stops at each 'v' of an access log line, in every API's
+// "/v1/" and every "Nov"). A Searcher instead sweeps the whole buffer
+// once per needle with a packed pair search (bytesearch.Finder: two bytes
+// of the needle, chosen on a sample of the buffer, compared 32 positions
+// at a time), which stops only where both bytes are in place, checks the
+// needle there, maps a hit to its value through the offsets, and resumes
+// at the next value: values without the needle cost only the sweep over
+// their bytes.
 //
 // A Searcher is immutable and safe for concurrent use.
 type Searcher struct {
@@ -27,12 +29,12 @@ type Searcher struct {
 
 // needle is one sweep: text is searched for; when exts is not nil, a hit
 // counts only if one of exts (each starting with text) is found there.
-// anchor, when not zero, is one past the position in text of the byte the
-// sweep stops at (Anchored); zero: chosen on each buffer searched.
+// finder, when not nil, is the search for text with its pair chosen
+// (Anchored); nil: chosen on each buffer searched.
 type needle struct {
 	text   string
 	exts   []string
-	anchor int
+	finder *bytesearch.Finder
 }
 
 // maxSearchNeedles bounds the sweeps of one search: a set of literals
@@ -80,15 +82,16 @@ func NewSearcher(lits []string) *Searcher {
 	return s
 }
 
-// Anchored returns a Searcher for the same literals whose sweeps stop at
-// the byte of each needle that is rarest in sample, chosen here once
-// rather than on each buffer searched: a caller searching many small
-// buffers of one column (a head chunk's runs of values, some of a few
-// values only) samples the column once.
+// Anchored returns a Searcher for the same literals whose sweeps compare
+// the pair of bytes of each needle chosen on sample, here once rather
+// than on each buffer searched: a caller searching many small buffers of
+// one column (a head chunk's runs of values, some of a few values only)
+// samples the column once.
 func (s *Searcher) Anchored(sample []byte) *Searcher {
 	a := &Searcher{needles: slices.Clone(s.needles)}
 	for i := range a.needles {
-		a.needles[i].anchor = rarestByte(a.needles[i].text, sample) + 1
+		f := bytesearch.NewFinder(a.needles[i].text, sample)
+		a.needles[i].finder = &f
 	}
 	return a
 }
@@ -159,36 +162,29 @@ func (nd *needle) sweep(dst []int32, data []byte, offs []uint32) []int32 {
 		return dst
 	}
 	t := nd.text
-	k := nd.anchor - 1
-	if k < 0 {
-		k = rarestByte(t, data[offs[0]:offs[n]])
+	f := nd.finder
+	if f == nil {
+		chosen := bytesearch.NewFinder(t, data[offs[0]:offs[n]])
+		f = &chosen
 	}
-	c := t[k]
 	end := int(offs[n])
 	row := 0
-	// pos is where the sweep resumes: the anchor byte of a match starting
-	// at or after the current value's start lies at or after it.
-	first, last := t[0], t[len(t)-1]
-	for pos := int(offs[0]) + k; pos < end; {
-		j := bytes.IndexByte(data[pos:end], c)
+	// pos is where the sweep resumes: past the last hit's start, or at the
+	// start of the value after the last one found.
+	for pos := int(offs[0]); pos < end; {
+		j := f.Index(data[pos:end])
 		if j < 0 {
 			break
 		}
-		p := pos + j
-		pos = p + 1
-		start := p - k // where the needle would begin
+		start := pos + j // a match of the needle
 		stop := start + len(t)
-		// Most stops are not the needle: its first and last bytes reject
-		// them before anything else is looked at.
-		if stop > end || data[start] != first || data[stop-1] != last || string(data[start:stop]) != t {
-			continue
-		}
 		// The value holding start: offs[row] <= start < offs[row+1].
 		if int(offs[row+1]) <= start {
 			row = nextRow(offs, row, start)
 		}
 		rowEnd := int(offs[row+1])
 		if stop > rowEnd || !nd.extends(data[start:rowEnd]) {
+			pos = start + 1
 			continue // across two values, or not one of the literals
 		}
 		dst = append(dst, int32(row))
@@ -196,24 +192,41 @@ func (nd *needle) sweep(dst []int32, data []byte, offs []uint32) []int32 {
 		if row == n {
 			break
 		}
-		pos = int(offs[row]) + k
+		pos = int(offs[row])
 	}
 	return dst
 }
 
 // nextRow returns the value after row holding byte position at: the r
-// with offs[r] <= at < offs[r+1]. A neighbour is tried first, as hits are
-// usually close; else a binary search.
+// with offs[r] <= at < offs[r+1]. Hits are usually a few values apart:
+// steps doubling from row find a value past at, then a binary search
+// between the last two steps.
 func nextRow(offs []uint32, row, at int) int {
-	for i := 0; i < 2; i++ {
-		row++
-		if at < int(offs[row+1]) {
-			return row
+	n := len(offs) - 1
+	// The answer r is the first value with offs[r+1] > at, and r > row.
+	lo, step := row+1, 1 // every value before lo ends at or before at
+	hi := lo
+	for {
+		if int(offs[hi+1]) > at {
+			break
+		}
+		lo = hi + 1
+		if hi = lo + step - 1; hi >= n-1 {
+			hi = n - 1 // the last value ends past at (at < offs[n])
+			break
+		}
+		step *= 2
+	}
+	// The answer is in [lo, hi]: offs[hi+1] > at.
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(offs[m+1]) > at {
+			hi = m
+		} else {
+			lo = m + 1
 		}
 	}
-	n := len(offs) - 1
-	// The first value past row whose end is beyond at.
-	return row + 1 + sort.Search(n-row-1, func(i int) bool { return int(offs[row+2+i]) > at })
+	return lo
 }
 
 // extends reports whether rest (from a hit of the needle to the end of
@@ -228,79 +241,6 @@ func (nd *needle) extends(rest []byte) bool {
 		}
 	}
 	return false
-}
-
-// rarestByte returns the position in t of the byte that occurs least in
-// a sample of data: the sweep stops at each occurrence of it. Ties go to
-// the later byte, which leaves more of a hit to check against what was
-// already read.
-func rarestByte(t string, data []byte) int {
-	if len(t) == 1 {
-		return 0
-	}
-	if len(t) > maxCountedNeedle {
-		return rarestByteHistogram(t, data)
-	}
-	// Each byte of t counted over the sample windows with bytes.Count
-	// (vectorised): a few passes over 4 KiB instead of a histogram of it,
-	// whose increments of the same counters wait on one another.
-	var counted [256]int32 // count+1; 0: not counted yet
-	count := func(c byte) int32 {
-		if counted[c] == 0 {
-			n := 0
-			forSampleWindows(data, func(w []byte) { n += bytes.Count(w, []byte{c}) })
-			counted[c] = int32(n) + 1
-		}
-		return counted[c]
-	}
-	best, bestN := 0, count(t[0])
-	for i := 1; i < len(t); i++ {
-		if n := count(t[i]); n <= bestN {
-			best, bestN = i, n
-		}
-	}
-	return best
-}
-
-// maxCountedNeedle is the longest needle whose bytes rarestByte counts one
-// by one; a longer one (more distinct bytes, more passes) takes a
-// histogram of the sample.
-const maxCountedNeedle = 24
-
-// Sample windows of rarestByte: up to sixteen of 256 bytes spread over the
-// buffer (four of 1 KiB picked the wrong byte on one in ten 1 MiB
-// stretches of access logs).
-const sampleWindow, sampleWindows = 256, 16
-
-// forSampleWindows calls fn with each sample window of data: all of it
-// when it is no longer than the windows together.
-func forSampleWindows(data []byte, fn func(w []byte)) {
-	if len(data) <= sampleWindow*sampleWindows {
-		fn(data)
-		return
-	}
-	step := len(data) / sampleWindows
-	for w := 0; w < sampleWindows; w++ {
-		fn(data[w*step : w*step+sampleWindow])
-	}
-}
-
-// rarestByteHistogram is rarestByte from a histogram of every byte of
-// the sample windows.
-func rarestByteHistogram(t string, data []byte) int {
-	var seen [256]uint32
-	forSampleWindows(data, func(w []byte) {
-		for _, b := range w {
-			seen[b]++
-		}
-	})
-	best := 0
-	for i := 1; i < len(t); i++ {
-		if seen[t[i]] <= seen[t[best]] {
-			best = i
-		}
-	}
-	return best
 }
 
 // Searcher returns a Searcher that finds, among many values, every value

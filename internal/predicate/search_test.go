@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/sediment/sediment/internal/bytesearch"
 )
 
 // packValues lays values end to end as a column page does.
@@ -89,10 +91,10 @@ func TestSearcherAgreesWithRegexp(t *testing.T) {
 	}
 }
 
-// TestSearcherEveryAnchor: whichever byte of a needle a sweep stops at
-// (Anchored picks it on a sample that may not resemble the values), the
-// rows found are the same: those holding one of the literals.
-func TestSearcherEveryAnchor(t *testing.T) {
+// TestSearcherEveryPair: whichever pair of bytes of a needle a sweep
+// compares (Anchored picks it on a sample that may not resemble the
+// values), the rows found are the same: those holding one of the literals.
+func TestSearcherEveryPair(t *testing.T) {
 	vals := slices.Concat(searchTexts, regexTexts)
 	for _, lits := range [][]string{{"auth/v1/token", "auth/v1/user"}, {"POST"}, {"a"}, {"python-httpx", "Dart"},
 		{"ken"}, {"é\xff"}, {"aaa"}} {
@@ -107,50 +109,50 @@ func TestSearcherEveryAnchor(t *testing.T) {
 				return slices.ContainsFunc(lits, func(l string) bool { return strings.Contains(v, l) })
 			})
 			for k := 0; k < len(s.needles[0].text); k++ {
-				a := &Searcher{needles: slices.Clone(s.needles)}
-				for i := range a.needles {
-					a.needles[i].anchor = min(k, len(a.needles[i].text)-1) + 1
-				}
-				if got, _ := a.AppendRows(nil, data, offs); !slices.Equal(got, want) {
-					t.Errorf("%q anchored at %d (shift %d): rows %v, want %v", lits, k, shift, got, want)
+				for o := 0; o < len(s.needles[0].text); o++ {
+					a := &Searcher{needles: slices.Clone(s.needles)}
+					for i := range a.needles {
+						text := a.needles[i].text
+						rare, other := min(k, len(text)-1), min(o, len(text)-1)
+						if rare == other && len(text) > 1 {
+							continue
+						}
+						f := bytesearch.NewFinderPair(text, rare, other)
+						a.needles[i].finder = &f
+					}
+					if got, _ := a.AppendRows(nil, data, offs); !slices.Equal(got, want) {
+						t.Errorf("%q with pair %d, %d (shift %d): rows %v, want %v", lits, k, o, shift, got, want)
+					}
 				}
 			}
 		}
 	}
 }
 
-// TestRarestByteCounts: counting the needle's bytes one by one picks the
-// byte a histogram of the sample picks (ties to the later byte), on
-// samples shorter and longer than the windows.
-func TestRarestByteCounts(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	lines := accessLines(200)
-	for i := 0; i < 500; i++ {
-		var data []byte
-		switch i % 3 {
-		case 0: // access log text, long enough for windows
-			data = []byte(strings.Join(lines[:1+r.IntN(len(lines)-1)], ""))
-		case 1: // few distinct bytes, many ties
-			data = make([]byte, r.IntN(9000))
-			for j := range data {
-				data[j] = "abc/"[r.IntN(4)]
-			}
-		default:
-			data = make([]byte, r.IntN(300))
-			for j := range data {
-				data[j] = byte(r.IntN(256))
-			}
+// TestNextRowFindsTheValue: from any value, the value holding a later
+// byte position, across empty values and runs of every length.
+func TestNextRowFindsTheValue(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 200; round++ {
+		offs := []uint32{0}
+		for i := r.IntN(300); i >= 0; i-- {
+			size := uint32(r.IntN(5)) // empty values too
+			offs = append(offs, offs[len(offs)-1]+size)
 		}
-		needle := make([]byte, 2+r.IntN(maxCountedNeedle-1))
-		for j := range needle {
-			if r.IntN(2) == 0 && len(data) > 0 {
-				needle[j] = data[r.IntN(len(data))]
-			} else {
-				needle[j] = "auth/v1/"[r.IntN(8)]
+		n := len(offs) - 1
+		for at := 0; at < int(offs[n]); at++ {
+			want := 0
+			for int(offs[want+1]) <= at {
+				want++
 			}
-		}
-		if got, want := rarestByte(string(needle), data), rarestByteHistogram(string(needle), data); got != want {
-			t.Fatalf("needle %q over %d bytes: position %d, histogram says %d", needle, len(data), got, want)
+			for row := 0; row < want; row++ {
+				if int(offs[row+1]) > at {
+					continue // nextRow is asked only past the value's end
+				}
+				if got := nextRow(offs, row, at); got != want {
+					t.Fatalf("offs %v, from %d, byte %d: value %d, want %d", offs, row, at, got, want)
+				}
+			}
 		}
 	}
 }
@@ -310,9 +312,10 @@ func accessLines(n int) []string {
 // end to end, value by value (Match) and by one sweep (Searcher). bytes/s
 // is the text searched. Two more take the sweep apart: floor reads the
 // text once (bytes.IndexByte of a byte it lacks: what the caches or memory
-// cost), stops stops at each occurrence of the sweep's anchor byte and
-// does nothing else (floor plus the cost of the stops; the searcher adds
-// checking them and mapping hits to rows). SEDIMENT_BENCH_LINES sets the
+// cost), stops runs the sweep's pair search alone, from each needle
+// found to the next (floor plus the cost of the search's stops; the
+// searcher adds mapping hits to rows and checking the literals' ends, and
+// resumes at the next row). SEDIMENT_BENCH_LINES sets the
 // lines (default 20,000, about 4 MB; 300,000 is a head of Kong lines, out
 // of the caches).
 func BenchmarkRegexCount(b *testing.B) {
@@ -366,14 +369,13 @@ func BenchmarkRegexCount(b *testing.B) {
 	})
 	b.Run("stops", func(b *testing.B) {
 		s, _ := r.Searcher()
-		nd := s.Anchored(data).needles[0]
-		c := nd.text[nd.anchor-1]
+		f := s.Anchored(data).needles[0].finder
 		b.SetBytes(int64(len(data)))
 		stops := 0
 		for b.Loop() {
 			stops = 0
 			for p := 0; ; stops++ {
-				j := bytes.IndexByte(data[p:], c)
+				j := f.Index(data[p:])
 				if j < 0 {
 					break
 				}
@@ -382,4 +384,5 @@ func BenchmarkRegexCount(b *testing.B) {
 		}
 		b.ReportMetric(float64(stops)/float64(len(lines)), "stops/line")
 	})
+
 }

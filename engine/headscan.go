@@ -32,8 +32,50 @@ func (sc *shardScan) addHeadUnits(p *part) {
 				continue
 			}
 		}
-		sc.units = append(sc.units, &headUnit{sc: sc, p: p, ch: ch})
+		u := &headUnit{sc: sc, p: p, ch: ch}
+		if !sc.req.NoIndex {
+			u.done = sc.chunkDecides(p, ch, dictOK)
+		}
+		sc.units = append(sc.units, u)
 	}
+}
+
+// chunkDecides returns which predicates every row of a head chunk passes,
+// known from its summary alone (nil when none): IS NOT NULL of a column
+// with a value in every row, and a test of a dictionary-coded column with
+// a value in every row that every code the chunk uses passes (a project
+// filter on a source of one project). A chunk's rows need no reading for
+// them.
+func (sc *shardScan) chunkDecides(p *part, ch *headChunk, dictOK [][]bool) []bool {
+	var done []bool
+	rows := uint32(ch.to - ch.from)
+	for i, pr := range sc.preds {
+		cols := predCols(p, pr)
+		if len(cols) != 1 || ch.col(cols[0].idx).count != rows {
+			continue
+		}
+		cc := ch.col(cols[0].idx)
+		decided := false
+		switch {
+		case pr.Op == scan.IsNotNull:
+			decided = !pr.Not
+		case dictOK != nil && dictOK[i] != nil && cc.codes != nil:
+			decided = true
+			for code, ok := range dictOK[i] {
+				if !ok && cc.hasCode(uint32(code)) {
+					decided = false
+					break
+				}
+			}
+		}
+		if decided {
+			if done == nil {
+				done = make([]bool, len(sc.preds))
+			}
+			done[i] = true
+		}
+	}
+	return done
 }
 
 // headDictMatches evaluates, once per query, each string predicate on the
@@ -111,6 +153,9 @@ type headUnit struct {
 	sc *shardScan
 	p  *part
 	ch *headChunk
+	// done marks the predicates every row of the chunk passes
+	// (chunkDecides; nil: none).
+	done []bool
 }
 
 // cacheUnit names the chunk's rows for the predicate cache: they never
@@ -152,7 +197,7 @@ func (u *headUnit) selectRows(ctx context.Context, limit int) ([]int32, error) {
 	if limit > 0 && req.Order != scan.Unordered {
 		return u.firstByTime(ctx, lo, hi, limit)
 	}
-	sel, err := u.sc.evalPreds(u.p, cr, u.cacheUnit(), nil, lo, hi, nil)
+	sel, err := u.sc.evalPreds(u.p, cr, u.cacheUnit(), u.done, lo, hi, nil)
 	if err != nil || len(sel) == 0 || !needTime && (limit <= 0 || len(sel) <= limit) {
 		return sel, err
 	}
@@ -212,7 +257,7 @@ func (u *headUnit) firstByTime(ctx context.Context, lo, hi, limit int) ([]int32,
 		if desc {
 			wa, wz = max(a, z-w), z
 		}
-		sel, err := u.sc.evalPreds(u.p, headReader{hv}, u.cacheUnit(), nil, wa, wz, nil)
+		sel, err := u.sc.evalPreds(u.p, headReader{hv}, u.cacheUnit(), u.done, wa, wz, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -268,7 +313,7 @@ func (u *headUnit) windows(ctx context.Context, lo, hi, limit int) ([]int32, err
 		if desc {
 			wa, wz = max(a, z-w), z
 		}
-		sel, err := u.sc.evalPreds(u.p, headReader{u.p.hv}, u.cacheUnit(), nil, wa, wz, nil)
+		sel, err := u.sc.evalPreds(u.p, headReader{u.p.hv}, u.cacheUnit(), u.done, wa, wz, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -292,11 +337,22 @@ func (u *headUnit) Read(ctx context.Context, emit func(*vec.Batch) error) error 
 }
 
 func (u *headUnit) Count(ctx context.Context) (int64, error) {
-	if len(u.sc.preds) == 0 && u.sc.req.TimeMin <= u.ch.minTime && u.sc.req.TimeMax >= u.ch.maxTime {
+	if u.allDone() && u.sc.req.TimeMin <= u.ch.minTime && u.sc.req.TimeMax >= u.ch.maxTime {
 		return int64(u.Rows()), nil
 	}
 	sel, err := u.selectRows(ctx, 0)
 	return int64(len(sel)), err
+}
+
+// allDone reports whether every row of the chunk passes every predicate
+// (none, or all decided by chunkDecides).
+func (u *headUnit) allDone() bool {
+	for i := range u.sc.preds {
+		if u.done == nil || !u.done[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // packedRuns calls fn for each run of consecutive values of string column

@@ -24,6 +24,9 @@ func TestPredCacheMatchesReference(t *testing.T) {
 		{Path: "event_message", Type: vec.String, Op: scan.Regex, Args: []scan.Const{str(`request \d+5 (GET|POST)`)}},
 		{Path: "event_message", Type: vec.String, Op: scan.Regex, Not: true, Args: []scan.Const{str(`GET`)}},
 		{Path: "event_message", Type: vec.String, Op: scan.Contains, Args: []scan.Const{str("in 1")}},
+		{Path: "metadata.request.path", Type: vec.String, Op: scan.Like, Args: []scan.Const{str("%/_2")}},
+		// Every path passes: decided by the head chunks' dictionary codes
+		// and the segments' index without evaluating (nothing to cache).
 		{Path: "metadata.request.path", Type: vec.String, Op: scan.Like, Args: []scan.Const{str("%/t_")}},
 		{Path: "metadata.level", Type: vec.String, Op: scan.Regex, Args: []scan.Const{str(`^(2|err)`)}},
 		{Path: "metadata.never", Type: vec.String, Op: scan.Regex, Args: []scan.Const{str(`x`)}},
@@ -52,7 +55,7 @@ func TestPredCacheMatchesReference(t *testing.T) {
 					for _, sh := range shapes {
 						checkScan(t, s, all, sh.name, sh.filters, sh.tmin, sh.limit)
 					}
-					if predCache.hits.Load() == hits && p.Path != "metadata.never" {
+					if predCache.hits.Load() == hits && p.Path != "metadata.never" && p.Args[0].Str != "%/t_" {
 						t.Fatal("no answer came from the predicate cache")
 					}
 				})

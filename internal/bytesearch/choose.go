@@ -20,6 +20,12 @@ func forSampleWindows(data []byte, fn func(w []byte)) {
 	}
 }
 
+// maxCountedNeedle is the longest needle whose bytes choosePair counts one
+// by one (bytes.Count, vectorised: a few passes over 4 KiB beat a
+// histogram, whose increments of the same counters wait on one another);
+// a longer one takes a histogram of the sample.
+const maxCountedNeedle = 24
+
 // choosePair returns the offsets in needle (two bytes or more) of the
 // pair a search compares: rare is the byte of the needle least frequent
 // in sample (ties to the later byte), other the byte found least often at
@@ -30,6 +36,18 @@ func forSampleWindows(data []byte, fn func(w []byte)) {
 // to the byte rarer on its own, then to the farther one.
 func choosePair(needle string, sample []byte) (rare, other int) {
 	var counted [256]int32 // count+1; 0: not counted yet
+	if len(needle) > maxCountedNeedle {
+		// Many distinct bytes: one histogram of the windows instead of a
+		// pass per byte.
+		forSampleWindows(sample, func(w []byte) {
+			for _, b := range w {
+				counted[b]++
+			}
+		})
+		for i := range counted {
+			counted[i]++
+		}
+	}
 	count := func(c byte) int32 {
 		if counted[c] == 0 {
 			n := 0

@@ -392,6 +392,10 @@ func packedRunsOf(slots [][]byte, last []byte, voffs []uint32, local []uint32, f
 	// A run's offsets are at most all of them: one array serves every run.
 	local = slices.Grow(local[:0], n+1)
 	runSlot, runFirst := -1, 0
+	// The run's slot spans virtual offsets [runBase, runBase+slotSize): a
+	// value lying within it (most values) is the run's next one, at its
+	// virtual offsets less runBase (values follow one another there).
+	runBase, runEnd := uint64(1), uint64(0) // no run: nothing lies within
 	flush := func(end int) {
 		if runSlot >= 0 && end > runFirst {
 			fn(slot(runSlot), local, runFirst)
@@ -400,6 +404,10 @@ func packedRunsOf(slots [][]byte, last []byte, voffs []uint32, local []uint32, f
 	}
 	for j := 0; j < n; j++ {
 		start, end := voffs[j], voffs[j+1]
+		if uint64(start) >= runBase && uint64(end) <= runEnd {
+			local = append(local, uint32(uint64(end)-runBase))
+			continue
+		}
 		if start == end {
 			// An empty value: it lies anywhere, so it extends the run.
 			if runSlot < 0 {
@@ -420,6 +428,8 @@ func packedRunsOf(slots [][]byte, last []byte, voffs []uint32, local []uint32, f
 			flush(j)
 			runSlot, runFirst = i, j
 			local = append(local, ls)
+			runBase = uint64(i) << headSlotShift
+			runEnd = runBase + uint64(slotSize())
 		}
 		local = append(local, ls+uint32(uint64(end)-s))
 	}

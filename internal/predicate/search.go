@@ -230,13 +230,15 @@ func nextRow(offs []uint32, row, at int) int {
 }
 
 // extends reports whether rest (from a hit of the needle to the end of
-// its value) starts with one of the needle's extensions.
+// its value) starts with one of the needle's extensions: rest starts with
+// the needle, so only the bytes past it are compared.
 func (nd *needle) extends(rest []byte) bool {
 	if nd.exts == nil {
 		return true
 	}
+	k := len(nd.text)
 	for _, e := range nd.exts {
-		if len(rest) >= len(e) && string(rest[:len(e)]) == e {
+		if len(rest) >= len(e) && string(rest[k:len(e)]) == e[k:] {
 			return true
 		}
 	}

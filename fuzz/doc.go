@@ -2,7 +2,8 @@
 // that takes outside bytes (ingest bodies, logplex lines, event
 // normalisation, write-ahead logs, segment files and their footers, index
 // directories, object store manifests, SQL, LQL), one that searches values
-// laid end to end for a user's pattern, and one that plans and
+// laid end to end for a user's pattern, one that checks the packed pair
+// literal search against bytes.Index, and one that plans and
 // executes random SQL predicates over a small engine and checks
 // three-valued logic. Each target
 // is seeded with representative inputs of its package's tests (and the

@@ -1,10 +1,12 @@
 package fuzz
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sediment/sediment/internal/bytesearch"
 	"github.com/sediment/sediment/internal/predicate"
 )
 
@@ -56,6 +58,36 @@ func FuzzTextSearch(f *testing.F) {
 			bad := slices.Clone(offs)
 			bad[int(cut)%len(bad)] = uint32(cut) * 7
 			s.AppendRows(nil, data, bad)
+		}
+	})
+}
+
+// FuzzByteSearch: a literal found by the packed pair search, with any
+// pair of its bytes or the pair chosen on the text, is where bytes.Index
+// finds it, from every start near the text's beginning.
+func FuzzByteSearch(f *testing.F) {
+	f.Add([]byte("172.18.0.1 - - [10/Nov/2025] \"GET /rest/v1/t HTTP/1.1\"\nGET /auth/v1/token"), "auth/v1/", uint8(5), uint8(3))
+	f.Add([]byte(strings.Repeat("/v1/", 20)), "/v1/", uint8(1), uint8(0))
+	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab"), "ab", uint8(0), uint8(1))
+	f.Fuzz(func(t *testing.T, text []byte, needle string, a, b uint8) {
+		if len(needle) > 64 || len(text) > 1<<16 {
+			return
+		}
+		rare, other := 0, 0
+		if len(needle) >= 2 {
+			rare = int(a) % len(needle)
+			other = (rare + 1 + int(b)%(len(needle)-1)) % len(needle)
+		}
+		pair := bytesearch.NewFinderPair(needle, rare, other)
+		chosen := bytesearch.NewFinder(needle, text)
+		for s := 0; s <= min(len(text), 40); s++ {
+			want := bytes.Index(text[s:], []byte(needle))
+			if got := pair.Index(text[s:]); got != want {
+				t.Fatalf("pair (%d, %d) from %d: %d, bytes.Index says %d", rare, other, s, got, want)
+			}
+			if got := chosen.Index(text[s:]); got != want {
+				t.Fatalf("chosen pair from %d: %d, bytes.Index says %d", s, got, want)
+			}
 		}
 	})
 }

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/sediment/sediment/internal/bytesearch"
@@ -330,6 +332,7 @@ func BenchmarkRegexCount(b *testing.B) {
 	b.Run("values", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			n := 0
 			for i := 0; i+1 < len(offs); i++ {
@@ -351,6 +354,7 @@ func BenchmarkRegexCount(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		var rows []int32
+		defer reportCPU(b)()
 		for b.Loop() {
 			rows, _ = s.AppendRows(rows[:0], data, offs)
 			if len(rows) != want {
@@ -363,6 +367,7 @@ func BenchmarkRegexCount(b *testing.B) {
 			b.Fatal("the lines hold a NUL")
 		}
 		b.SetBytes(int64(len(data)))
+		defer reportCPU(b)()
 		for b.Loop() {
 			bytes.IndexByte(data, 0)
 		}
@@ -372,6 +377,7 @@ func BenchmarkRegexCount(b *testing.B) {
 		f := s.Anchored(data).needles[0].finder
 		b.SetBytes(int64(len(data)))
 		stops := 0
+		defer reportCPU(b)()
 		for b.Loop() {
 			stops = 0
 			for p := 0; ; stops++ {
@@ -385,4 +391,21 @@ func BenchmarkRegexCount(b *testing.B) {
 		b.ReportMetric(float64(stops)/float64(len(lines)), "stops/line")
 	})
 
+}
+
+// reportCPU starts counting the process's CPU time; the function it
+// returns reports it per iteration as cpu-ns/op, steadier than wall time
+// on a shared machine.
+func reportCPU(b *testing.B) func() {
+	start := processCPU()
+	return func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+// processCPU returns the CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

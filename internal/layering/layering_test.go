@@ -21,7 +21,7 @@ const module = "github.com/sediment/sediment/"
 // layers ranks every top-level folder, bottom (0) to top. Folders of one
 // rank are peers and must not import each other.
 var layers = map[string]int{
-	"internal": 0, // shared leaves: vfs, vec, jsonstr, predicate, recovered
+	"internal": 0, // shared leaves: vfs, vec, jsonstr, predicate, bytesearch, varint, recovered, miniotest
 	"event":    1, // the event model and its codecs
 	"segment":  1, // segment file format
 	"index":    1, // index format

@@ -40,9 +40,9 @@ func unitBytes(t *testing.T, r *Reader, b int) (dicts, pages map[int][][]byte) {
 // TestCopyBlockRecompressesAsWriteColumn: a block of a level 1 segment
 // copied with recompress into a level 3 writer reads back the same, and
 // its units are compressed as WriteColumn compresses them at level 3:
-// dictionary pages at lightLevel and pages of UUIDs at level 1 (the
-// same units a direct level 3 write of the values stores), other pages
-// at level 3.
+// dictionary pages and pages of codes at lightLevel and pages of UUIDs
+// at level 1 (the same units a direct level 3 write of the values
+// stores), other pages at level 3.
 func TestCopyBlockRecompressesAsWriteColumn(t *testing.T) {
 	fs := vfs.NewMemFS()
 	fs.MkdirAll("/d")
@@ -103,6 +103,9 @@ func TestCopyBlockRecompressesAsWriteColumn(t *testing.T) {
 		}
 		if len(cpDicts[method]) == 0 || !equalUnits(cpDicts[method], dDicts[method]) {
 			t.Errorf("block %d: dictionary units differ from a level 3 write's", b)
+		}
+		if !equalUnits(cpPages[method], dPages[method]) {
+			t.Errorf("block %d: pages of codes differ from a level 3 write's", b)
 		}
 		if !equalUnits(cpPages[message], fPages[message]) {
 			recompressed++

@@ -395,7 +395,8 @@ func benchCompactMerge(b *testing.B, evs []event.Event, raw int64, segs int, sor
 // than the engine's: each collection of it costs about a second and lands
 // in whichever phase is running, so a change that allocates less in one
 // phase moves collections into the other. To compare the work itself, run
-// it with GOGC=off (it needs about 6 GiB then).
+// it with GOGC=off (it needs about 6 GiB then). SEDIMENT_BENCH_COMPACT_LEVEL
+// sets the compaction's zstd level (default: the engine's).
 func BenchmarkStoreCPU(b *testing.B) {
 	const n, head = 700_000, 35_000
 	var evs []event.Event
@@ -410,7 +411,7 @@ func BenchmarkStoreCPU(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				dir := b.TempDir()
 				e, err := Open(dir, &Options{DisableBackground: true, AckMode: AckBuffered, HeadMaxBytes: 1 << 30,
-					HeadMemoryBudget: 1 << 30, SortKey: key})
+					HeadMemoryBudget: 1 << 30, SortKey: key, CompactZstdLevel: benchCompactLevel()})
 				if err != nil {
 					b.Fatal(err)
 				}

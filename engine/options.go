@@ -118,7 +118,9 @@ type Options struct {
 	// pages; see docs/format/segment.md). ZstdLevel
 	// (1..4) is used when flushing heads (default 1: fast, the head must
 	// make way), CompactZstdLevel when compaction rewrites segments in the
-	// background (default 3: about a fifth smaller, where data lives).
+	// background (default 2: where data lives; level 3 stores about 2%
+	// fewer bytes for about a tenth more compaction CPU, see
+	// docs/benchmarking.md, "Compression levels").
 	BlockRows        int
 	PageBytes        int
 	ZstdLevel        int
@@ -317,7 +319,7 @@ func (o *Options) withDefaults() (*Options, error) {
 		}
 	}
 	def(&out.ZstdLevel, 1)
-	def(&out.CompactZstdLevel, 3)
+	def(&out.CompactZstdLevel, 2)
 	def(&out.SegmentMaxRows, 2<<20)
 	defDur(&out.CompactionInterval, 10*time.Second)
 	def(&out.CompactionMinInputs, 4)

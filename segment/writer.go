@@ -540,10 +540,17 @@ const lightLevel = 2
 
 // pageEncoder returns the encoder of a chunk's pages: the writer's own,
 // but level 1 for UUIDs in binary (16 random bytes a value: level 3 took
-// 0.08% fewer bytes than level 1, for 4.5 times its CPU).
+// 0.08% fewer bytes than level 1, for 4.5 times its CPU), and at most
+// lightLevel for pages of dictionary codes (compaction at level 3 of
+// 700,000 edge events ordered by project, BenchmarkStoreCPU: 88.88 bytes
+// an event with code pages at level 3, 88.92 at level 2, 89.25 at level 1;
+// at level 3 they took 36% of compaction's compression CPU).
 func (w *Writer) pageEncoder(p *chunkPlan) *zstd.Encoder {
-	if p.enc == encUUID {
+	switch p.enc {
+	case encUUID:
 		return w.fastest
+	case encDict:
+		return w.light
 	}
 	return w.enc
 }
@@ -819,12 +826,15 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 	// hist is the history of the chunk being copied, for recompressing
 	// its pages.
 	var hist []byte
-	copyUnit := func(off, ln int64, section string) (int64, int64, error) {
+	// copyUnit copies a unit, or recompresses it with enc (nil: copied as
+	// it is, as units a writer compresses at level 1 whatever its level:
+	// the input cannot have used a faster one).
+	copyUnit := func(off, ln int64, section string, enc *zstd.Encoder) (int64, int64, error) {
 		raw, payload, codec, err := r.readUnitRaw(off, ln, section)
 		if err != nil {
 			return 0, 0, err
 		}
-		if recompress && (codec == codecZstd || codec == codecZstdHistory && hist != nil) {
+		if recompress && enc != nil && (codec == codecZstd || codec == codecZstdHistory && hist != nil) {
 			if claimed, lies := frameSizeLies(payload); lies {
 				return 0, 0, corruptf(r.path, section, off, "zstd frame of %d bytes claims %d", len(payload), claimed)
 			}
@@ -839,7 +849,7 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 			if err != nil {
 				return 0, 0, corruptf(r.path, section, off, "zstd: %v", err)
 			}
-			noff, nln := w.writeUnitWith(plain, true, w.enc, histEnc)
+			noff, nln := w.writeUnitWith(plain, true, enc, histEnc)
 			return noff, nln, w.err
 		}
 		noff := w.off
@@ -848,11 +858,11 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 	}
 	// Chunks of a block may share units (samecols.go): each is copied once.
 	copied := map[int64]pageUnit{}
-	copyOnce := func(off, ln int64, section string) (int64, int64, error) {
+	copyOnce := func(off, ln int64, section string, enc *zstd.Encoder) (int64, int64, error) {
 		if u, ok := copied[off]; ok {
 			return u.off, u.len, nil
 		}
-		noff, nln, err := copyUnit(off, ln, section)
+		noff, nln, err := copyUnit(off, ln, section, enc)
 		if err == nil {
 			copied[off] = pageUnit{off: noff, len: nln}
 		}
@@ -875,15 +885,33 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 					return err
 				}
 			}
-			off, ln, err := copyUnit(c.histOff, c.histLen, "history")
+			off, ln, err := copyUnit(c.histOff, c.histLen, "history", w.enc)
 			if err != nil {
 				return err
 			}
 			nc.histOff, nc.histLen = off, ln
 		}
+		// The units at the levels WriteColumn compresses them at:
+		// dictionary pages and pages of codes at lightLevel at most
+		// (writeDict, pageEncoder), pages of UUIDs at level 1, others at
+		// the writer's level. A unit at level 1 is copied as it is: the
+		// input cannot have used a faster one.
+		dictEnc, pageEnc := w.light, w.enc
+		switch c.enc {
+		case encUUID:
+			pageEnc = w.fastest
+		case encDict:
+			pageEnc = w.light
+		}
+		if dictEnc == w.fastest {
+			dictEnc = nil
+		}
+		if pageEnc == w.fastest {
+			pageEnc = nil
+		}
 		nc.dict = make([]dictPageMeta, len(c.dict))
 		for i, d := range c.dict {
-			off, ln, err := copyOnce(d.off, d.len, "dictionary")
+			off, ln, err := copyOnce(d.off, d.len, "dictionary", dictEnc)
 			if err != nil {
 				return err
 			}
@@ -893,7 +921,7 @@ func (w *Writer) CopyBlock(r *Reader, b int, colMap []int, recompress bool) erro
 		nc.pages = PageList{}
 		for i := range c.pages.Len() {
 			pm := c.page(i)
-			off, ln, err := copyOnce(pm.off, pm.len, "page")
+			off, ln, err := copyOnce(pm.off, pm.len, "page", pageEnc)
 			if err != nil {
 				return err
 			}

@@ -394,7 +394,7 @@ func benchSweep(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	f.registerSuite()
 	blockRows := f.fs.String("block-rows", "16384,65536,262144", "rows per segment block, comma-separated")
 	pageBytes := f.fs.String("page-bytes", "65536,1048576", "target page size in bytes before compression, comma-separated")
-	zstd := f.fs.String("zstd", "1/3", "zstd levels as flush/compaction pairs (1..4), comma-separated, e.g. 1/3,1/4,2/2")
+	zstd := f.fs.String("zstd", "1/2", "zstd levels as flush/compaction pairs (1..4), comma-separated, e.g. 1/2,1/3,2/2")
 	segRows := f.fs.String("segment-rows", "0", "rows compaction merges segments up to, comma-separated (0: engine default), as meant for --segment-rows-at events")
 	segAt := f.fs.Int("segment-rows-at", 10_000_000, "events the --segment-rows values are meant for: a sweep of fewer events scales them down in proportion, and says so (0: never scale)")
 	sortKeys := f.fs.String("sort-key", "", "sort keys to sweep, comma-separated: a field path (e.g. project), none (time order only) or - (each source's own, as seeded: project for the edge logs)")

@@ -148,7 +148,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&cfg.BlockRows, "block-rows", 0, "rows per segment block (default 65536; sediment bench sweep measures the choices)")
 	pageBytes := fs.String("page-bytes", "", "target size of a segment page before compression (default 128KiB)")
 	fs.IntVar(&cfg.SegmentRows, "segment-rows", 0, "rows compaction merges segments up to (default 2097152)")
-	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/3)")
+	zstdLevels := fs.String("zstd", "", "zstd levels for flushes and compaction, 1..4 each, as FLUSH/COMPACT (default 1/2)")
 	minFree := fs.String("min-free-disk", fmt.Sprintf("%dMiB", defaultMinFreeDisk>>20), "free space of the data directory's file system below which ingest is refused (507 with Retry-After) until space is freed; 0 turns it off")
 	fs.IntVar(&cfg.RetentionDays, "retention-days", 0, "days events are kept, by their timestamp, in every source without its own retention_days (a source's own wins, shorter or longer); 0 keeps them forever")
 	maxDisk := fs.String("max-disk-bytes", "", "cap on the bytes all sources' segments take together (e.g. 100GiB): past it the oldest segments by event time are deleted, across sources, each source keeping its newest; the write-ahead log and unflushed events are not counted (default: no cap)")

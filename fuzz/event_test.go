@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/sediment/sediment/bench/gen"
@@ -82,4 +83,48 @@ func checkClean(t *testing.T, v event.Value, depth int) {
 		}
 		checkClean(t, k, depth+1)
 	}
+}
+
+// FuzzAppendNormalized: the one-pass encoding of an event the ingest path
+// uses (event.Normalizer.AppendNormalized) stores what Normalize, CapFields
+// and AppendEvent store, byte for byte, or hands back Normalize's event.
+func FuzzAppendNormalized(f *testing.F) {
+	for _, s := range []string{
+		`{"message":{"a":null},"id":3,"timestamp":1.5e12,"a-b":1,"_a_b":2,"x":[[],{"y z":""}]}`,
+		`{"log_entry":"l","metadata":{"1-key!":[null,{"k":1}],"a-b":1,"_a_b":2}}`,
+		`{"timestamp":9999999999999999999,"m":[{"a":[{"b":{}}]}]}`,
+		`{"metadata":{"a":{"b":{"c":1,"d":""}},"e":[null,"",{"f":null}]}}`,
+		`"a bare string"`, `[1,{"a":2}]`, `null`,
+	} {
+		f.Add([]byte(s), uint8(8))
+	}
+	for _, src := range gen.AllSources() {
+		f.Add(gen.New(src, gen.Options{Seed: 3, Shape: gen.Platform, Projects: 2}).AppendEvent(nil), uint8(100))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, maxFields uint8) {
+		if len(data) > maxInput {
+			t.Skip()
+		}
+		raw, err := event.Parse(data)
+		if err != nil {
+			return
+		}
+		want, wantOutcome := event.Normalize(raw, fixedNow, event.NormalizeOptions{NewID: idSeq()})
+		var n event.Normalizer
+		out, e, outcome, encoded := n.AppendNormalized(nil, raw, fixedNow, event.NormalizeOptions{NewID: idSeq()}, int(maxFields))
+		if outcome != wantOutcome {
+			t.Fatalf("outcome %v, Normalize's %v", outcome, wantOutcome)
+		}
+		if !encoded {
+			if len(out) != 0 || e.ID != want.ID || e.Timestamp != want.Timestamp || e.Message != want.Message || !event.Equal(e.Fields, want.Fields) {
+				t.Fatalf("handed back %+v (%d bytes), Normalize gives %+v", e, len(out), want)
+			}
+			return
+		}
+		capped, dropped := event.CapFields(want.Fields, int(maxFields))
+		want.Fields = capped
+		if dropped != 0 || !bytes.Equal(out, event.AppendEvent(nil, want)) {
+			t.Fatalf("encoded %q, the tree's way %q (%d fields cut)", out, event.AppendEvent(nil, want), dropped)
+		}
+	})
 }

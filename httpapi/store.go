@@ -67,8 +67,20 @@ func (s *Server) storeEach(w *ingestWorker, src *catalog.Source, sizeHint int, e
 	err = each(func(raw event.Value) error {
 		// The previous event is encoded: its memory can be reused.
 		w.norm.Reset()
-		ev, outcome := w.norm.Normalize(raw, now, event.NormalizeOptions{})
 		fate := fateStored
+		if rules.drop == nil && len(rules.messageKeys) == 0 {
+			// No rule needs the event's tree: encode it from raw.
+			if b.AddRaw(&w.norm, raw, now, event.NormalizeOptions{}) == event.OutcomeDroppedFuture {
+				fate = fateFuture
+				future++
+			}
+			if fates != nil {
+				fates[n] = fate
+			}
+			n++
+			return nil
+		}
+		ev, outcome := w.norm.Normalize(raw, now, event.NormalizeOptions{})
 		switch {
 		case outcome == event.OutcomeDroppedFuture:
 			fate = fateFuture

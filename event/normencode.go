@@ -103,6 +103,21 @@ type cleanEncoder struct {
 // reports whether it is kept; a member that cleaning drops leaves dst as it
 // was. The key must be one BigQueryColumnName leaves as it is.
 func (c *cleanEncoder) member(dst []byte, m *Value) ([]byte, bool) {
+	// Scalars first, written in place: most members are, and the calls
+	// below cost more than writing them.
+	switch m.Kind {
+	case Null:
+		return dst, false
+	case String:
+		if m.Str == "" {
+			return dst, false
+		}
+		c.fields++
+		return appendBytes(append(appendBytes(dst, m.Key), tagString), m.Str), true
+	case Bool, Int, Float:
+		c.fields++
+		return appendValue(appendBytes(dst, m.Key), m), true
+	}
 	mark, fields := len(dst), c.fields
 	dst, ok := c.value(appendBytes(dst, m.Key), m)
 	if !ok {

@@ -147,3 +147,36 @@ func FuzzAppendNormalized(f *testing.F) {
 		checkAppendNormalized(t, raw, now, int(maxFields))
 	})
 }
+
+// BenchmarkNormalizeEncode measures what the ingest path does with a parsed
+// edge event between the parser and the log: .../tree normalises it
+// (Normalizer), caps its fields and encodes the tree (the engine's
+// Batch.Add); .../one-pass is AppendNormalized.
+func BenchmarkNormalizeEncode(b *testing.B) {
+	v, err := Parse(loadEdgeEvent(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2025, 7, 10, 12, 0, 6, 0, time.UTC)
+	var n Normalizer
+	var buf []byte
+	b.Run("tree", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			n.Reset()
+			e, _ := n.Normalize(v, now, NormalizeOptions{})
+			e.Fields, _ = CapFields(e.Fields, DefaultMaxFields)
+			buf = AppendEvent(buf[:0], e)
+		}
+	})
+	b.Run("one-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			n.Reset()
+			var encoded bool
+			if buf, _, _, encoded = n.AppendNormalized(buf[:0], v, now, NormalizeOptions{}, DefaultMaxFields); !encoded {
+				b.Fatal("handed back to the tree")
+			}
+		}
+	})
+}

@@ -145,6 +145,27 @@ func (b *Batch) AddRaw(n *event.Normalizer, raw event.Value, now time.Time, opts
 	return outcome
 }
 
+// AddJSON normalises and adds the raw event at p's position straight from
+// its JSON, as AddRaw would add the Value Parse gives for it, when
+// p.TranscodeEvent takes it (ok): then p is past it, and an event whose
+// outcome is event.OutcomeDroppedFuture is not added. When ok is false
+// nothing is added and p is where it was, for the caller to parse the
+// event into a Value.
+func (b *Batch) AddJSON(p *event.Parser, n *event.Normalizer, now time.Time, opts event.NormalizeOptions) (outcome event.Outcome, ok bool) {
+	chunks, bufLen := len(b.chunks), len(b.buf)
+	b.startEvent()
+	buf, outcome, ok := p.TranscodeEvent(b.buf, n, now, opts, b.maxFields)
+	if !ok || outcome != event.OutcomeKept {
+		// Take back the start (and the chunk it may have opened).
+		b.starts = b.starts[:len(b.starts)-1]
+		b.chunks, b.buf = b.chunks[:chunks], b.buf[:bufLen]
+		return outcome, ok
+	}
+	b.buf = buf
+	b.ends = append(b.ends, len(b.buf))
+	return outcome, true
+}
+
 // Event returns the encoding of event i (event.DecodeEvent reads it).
 func (b *Batch) Event(i int) []byte { return b.buf[b.starts[i]:b.ends[i]] }
 

@@ -75,4 +75,30 @@ func TestAddRawMatchesAdd(t *testing.T) {
 	if !bytes.Equal(raw.appendRecords(nil), tree.appendRecords(nil)) {
 		t.Fatal("log records differ")
 	}
+
+	// The same events as one array body, each stored straight from its
+	// JSON when AddJSON takes it and through AddRaw when not.
+	jsonBatch := &Batch{maxFields: 4}
+	jsonOpts := ids()
+	var p event.Parser
+	var norm event.Normalizer
+	took := 0
+	err := p.ParseArrayWith([]byte("["+strings.Join(bodies, ",")+"]"), func(int) bool {
+		norm.Reset()
+		_, ok := jsonBatch.AddJSON(&p, &norm, now, jsonOpts)
+		if ok {
+			took++
+		}
+		return ok
+	}, func(_ int, v event.Value) error {
+		norm.Reset()
+		jsonBatch.AddRaw(&norm, v, now, jsonOpts)
+		return nil
+	})
+	if err != nil || took == 0 || took == len(bodies) {
+		t.Fatalf("AddJSON took %d of %d events (it should take some, not all); error %v", took, len(bodies), err)
+	}
+	if !bytes.Equal(jsonBatch.appendRecords(nil), tree.appendRecords(nil)) || jsonBatch.cut != tree.cut || jsonBatch.lost != tree.lost {
+		t.Fatal("AddJSON: log records or cut fields differ from Add's")
+	}
 }

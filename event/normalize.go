@@ -94,6 +94,7 @@ type Normalizer struct {
 	vals  valueArena
 	bytes byteArena
 	rng   *rand.ChaCha8
+	tc    transcoder // Parser.TranscodeEvent's scratch
 }
 
 // Normalize is the package-level Normalize, allocating from n's arena.
@@ -106,6 +107,7 @@ func (n *Normalizer) Normalize(raw Value, now time.Time, opts NormalizeOptions) 
 func (n *Normalizer) Reset() {
 	n.vals.reset()
 	n.bytes.reset()
+	clear(n.tc.keys[:cap(n.tc.keys)]) // keys alias the last input
 }
 
 // newUUID returns a random UUIDv4 in its canonical text form, in n's

@@ -75,12 +75,13 @@ func (t *transcoder) event(p *Parser, dst []byte, n *Normalizer, now time.Time, 
 	hasID, hasTS := false, false
 	var cands [3]msgCandidate // message, event_message, log_entry
 	kept := 0
+	var filter uint64
 	p.skipSpace()
 	if p.pos < len(data) && data[p.pos] == '}' {
 		p.pos++
 	} else {
 		for {
-			key, ok := t.key(p, 0)
+			key, ok := t.key(p, 0, &filter)
 			if !ok {
 				return dst, 0, false
 			}
@@ -103,9 +104,6 @@ func (t *transcoder) event(p *Parser, dst []byte, n *Normalizer, now time.Time, 
 			case "log_entry":
 				rank = 2
 			default:
-				if !IsSafeColumnName(key) {
-					return dst, 0, false
-				}
 				mark, count := len(t.fields), t.count
 				t.fields = appendBytes(t.fields, key)
 				ok, keep := t.value(p, 2)
@@ -202,23 +200,43 @@ func (t *transcoder) event(p *Parser, dst []byte, n *Normalizer, now time.Time, 
 }
 
 // key reads a member's key, the ':' after it and the space before its
-// value; false for a malformed member and for a key its object already
-// has (whose value the tree's way would move). objKeys is where the keys
-// of the member's object start in t.keys.
-func (t *transcoder) key(p *Parser, objKeys int) (string, bool) {
+// value. It takes only keys that BigQueryColumnName leaves as they are,
+// written without escapes; false for others, for a malformed member, and
+// for a key its object already has (whose value the tree's way would
+// move). objKeys is where the keys of the member's object start in
+// t.keys; filter is the object's filter of the keys seen (see
+// dedupMembers), with which most keys need no comparison.
+func (t *transcoder) key(p *Parser, objKeys int, filter *uint64) (string, bool) {
 	data := p.data
 	if p.pos >= len(data) || data[p.pos] != '"' {
 		return "", false
 	}
-	key, err := p.string()
-	if err != nil || len(t.keys)-objKeys >= transcodeMaxMembers {
+	start := p.pos + 1
+	i := start
+	for i < len(data) && columnNameByte[data[i]] {
+		i++
+	}
+	if i >= len(data) || data[i] != '"' || i-start > MaxColumnNameLen || len(t.keys)-objKeys >= transcodeMaxMembers {
 		return "", false
 	}
-	for _, k := range t.keys[objKeys:] {
-		if k == key {
-			return "", false
+	key := aliasString(data[start:i])
+	if len(key) > 0 && ((key[0] >= '0' && key[0] <= '9') || hasReservedPrefix(key)) {
+		return "", false
+	}
+	p.pos = i + 1
+	h := uint64(len(key))
+	if len(key) > 0 {
+		h = h<<24 | uint64(key[0])<<16 | uint64(key[len(key)/2])<<8 | uint64(key[len(key)-1])
+	}
+	bit := uint64(1) << ((h * 0x9e3779b97f4a7c15) >> 58)
+	if *filter&bit != 0 {
+		for _, k := range t.keys[objKeys:] {
+			if k == key {
+				return "", false
+			}
 		}
 	}
+	*filter |= bit
 	t.keys = append(t.keys, key)
 	p.skipSpace()
 	if p.pos >= len(data) || data[p.pos] != ':' {
@@ -300,6 +318,16 @@ func (t *transcoder) value(p *Parser, depth int) (ok, keep bool) {
 		return t.object(p, depth)
 	case '[':
 		return t.array(p, depth)
+	case '"': // the most common value: written without a Value
+		str, err := p.string()
+		if err != nil {
+			return false, false
+		}
+		if str == "" {
+			return true, false
+		}
+		t.fields = appendBytes(append(t.fields, tagString), str)
+		return true, true
 	}
 	v, ok := p.scalar()
 	switch {
@@ -322,13 +350,14 @@ func (t *transcoder) object(p *Parser, depth int) (ok, keep bool) {
 	t.fields = append(t.fields, tagObject, 0) // the count, set below
 	objKeys := len(t.keys)
 	kept := 0
+	var filter uint64
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
 	} else {
 		for {
-			key, ok := t.key(p, objKeys)
-			if !ok || !IsSafeColumnName(key) {
+			key, ok := t.key(p, objKeys, &filter)
+			if !ok {
 				return false, false
 			}
 			m, count := len(t.fields), t.count

@@ -3,6 +3,7 @@ package event
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +30,9 @@ func transcodeSeeds() []string {
 		`[{"a":true,"b":false,"c":null,"d":-0,"e":1.5e3,"f":-9223372036854775808,"g":18446744073709551616}]`,
 		`[1,"x",null,[],{"a":1}]`, `[]`, ` [ ] `, `[{}]`, `[{} , {"a":1} ]`, `{"a":1}`, `[{"a":1}] x`,
 		` [ { "a" : [ 1 , { "b" : "c" } ] , "d" : { } } ] `,
+		`[{"\u0061":1,"a":2}]`, `[{"a\"b":1}]`, `[{"m":{"\u0062":1}}]`, `[{"_PARTITIONTIME":1}]`, `[{"m":{"_FILE_x":1}}]`,
+		`[{"":1,"":2}]`, `[{"m":{"":"x"}}]`, `[{"ab":1,"ba":2,"aab":3,"abb":4,"ab":5}]`,
+		`[{"` + strings.Repeat("k", 128) + `":1}]`, `[{"` + strings.Repeat("k", 129) + `":1}]`,
 	}
 	deep := strings.Repeat(`{"a":`, 70) + "1" + strings.Repeat("}", 70)
 	seeds = append(seeds, "["+deep+"]", "[{\"m\":"+strings.Repeat("[", 70)+"1"+strings.Repeat("]", 70)+"}]")
@@ -172,3 +176,51 @@ func FuzzTranscodeEvent(f *testing.F) {
 }
 
 func readEdgeEvent() ([]byte, error) { return os.ReadFile("testdata/edge_event.json") }
+
+// BenchmarkArrayToEncoding measures an array body of 100 edge events from
+// its text to the events' encodings, as the ingest path takes it:
+// .../tree parses each element into a Value, normalises it
+// (AppendNormalized); .../transcode is TranscodeEvent. One op is one body.
+func BenchmarkArrayToEncoding(b *testing.B) {
+	edge, err := readEdgeEvent()
+	if err != nil {
+		b.Fatal(err)
+	}
+	const events = 100
+	body := []byte("[" + strings.TrimSuffix(strings.Repeat(string(edge)+",", events), ",") + "]")
+	now := time.Date(2025, 7, 10, 12, 0, 6, 0, time.UTC)
+	var p Parser
+	var n Normalizer
+	var enc []byte
+	run := func(b *testing.B, try func(int) bool) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		// The thread's CPU time, not the wall clock's: on a shared
+		// machine the time the thread waits for a core is not the cost.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu0 := threadCPU(b)
+		for b.Loop() {
+			enc = enc[:0]
+			err := p.ParseArrayWith(body, try, func(_ int, v Value) error {
+				n.Reset()
+				enc, _, _, _ = n.AppendNormalized(enc, v, now, NormalizeOptions{}, DefaultMaxFields)
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(threadCPU(b)-cpu0)/float64(b.N*events), "cpu-ns/event")
+	}
+	b.Run("tree", func(b *testing.B) { run(b, nil) })
+	b.Run("transcode", func(b *testing.B) {
+		run(b, func(int) bool {
+			n.Reset()
+			var ok bool
+			enc, _, ok = p.TranscodeEvent(enc, &n, now, NormalizeOptions{}, DefaultMaxFields)
+			return ok
+		})
+	})
+}
+

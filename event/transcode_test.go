@@ -223,4 +223,3 @@ func BenchmarkArrayToEncoding(b *testing.B) {
 		})
 	})
 }
-

@@ -108,7 +108,14 @@ func (n *Normalizer) Reset() {
 	n.vals.reset()
 	n.bytes.reset()
 	clear(n.tc.keys[:cap(n.tc.keys)]) // keys alias the last input
+	if cap(n.tc.fields) > maxKeptScratch {
+		n.tc.fields = nil // do not keep what one huge event needed
+	}
 }
+
+// maxKeptScratch is the largest transcoding scratch a Normalizer keeps
+// for the next event.
+const maxKeptScratch = 1 << 20
 
 // newUUID returns a random UUIDv4 in its canonical text form, in n's
 // byte arena.

@@ -47,9 +47,10 @@ type msgCandidate struct {
 // timestamp was not appended. It returns false, with dst and p's position
 // as they were, for what it leaves to the tree's way: malformed or
 // unusual JSON (duplicate keys, nesting deeper than 64, a container of more
-// than 127 members, a number out of range), keys to rename, an id or
-// timestamp that is not a scalar, a message candidate that is not a string
-// or null, more than maxFields fields, and anything that is not an object.
+// than 127 members, a number out of range), keys to rename or written
+// with escapes, an id or timestamp that is not a scalar, a message
+// candidate that is not a string or null, more than maxFields fields, and
+// anything that is not an object.
 // It generates an id (opts.NewID or n's) only for an event it takes.
 //
 // Escaped strings live in p's arena until its next element or Reset.

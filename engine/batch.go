@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sediment/sediment/event"
 )
@@ -106,13 +107,63 @@ func (b *Batch) Add(e *event.Event) {
 		capped.Fields = fields
 		e = &capped
 	}
+	b.startEvent()
+	b.buf = event.AppendEvent(b.buf, *e)
+	b.ends = append(b.ends, len(b.buf))
+}
+
+// startEvent opens a new chunk when the last one is full and records
+// where the next event starts; the caller appends it and its end.
+func (b *Batch) startEvent() {
 	if n := len(b.chunks); n == 0 || len(b.buf)-b.starts[b.chunks[n-1]] >= batchChunkBytes {
 		b.chunks = append(b.chunks, len(b.ends))
 		b.buf = append(b.buf, make([]byte, batchCountRoom)...)
 	}
 	b.starts = append(b.starts, len(b.buf))
-	b.buf = event.AppendEvent(b.buf, *e)
+}
+
+// AddRaw normalises raw with n as n.Normalize(raw, now, opts) would, and
+// adds the event as Add would, unless the outcome is
+// event.OutcomeDroppedFuture (then nothing is added). Most events are
+// encoded straight from raw (event.Normalizer.AppendNormalized), without
+// the normalised value tree; the others go through it and Add.
+func (b *Batch) AddRaw(n *event.Normalizer, raw event.Value, now time.Time, opts event.NormalizeOptions) event.Outcome {
+	chunks, bufLen := len(b.chunks), len(b.buf)
+	b.startEvent()
+	buf, e, outcome, encoded := n.AppendNormalized(b.buf, raw, now, opts, b.maxFields)
+	if encoded {
+		b.buf = buf
+		b.ends = append(b.ends, len(b.buf))
+		return outcome
+	}
+	// Take back the start (and the chunk it may have opened).
+	b.starts = b.starts[:len(b.starts)-1]
+	b.chunks, b.buf = b.chunks[:chunks], b.buf[:bufLen]
+	if outcome == event.OutcomeKept {
+		b.Add(&e)
+	}
+	return outcome
+}
+
+// AddJSON normalises and adds the raw event at p's position straight from
+// its JSON, as AddRaw would add the Value Parse gives for it, when
+// p.TranscodeEvent takes it (ok): then p is past it, and an event whose
+// outcome is event.OutcomeDroppedFuture is not added. When ok is false
+// nothing is added and p is where it was, for the caller to parse the
+// event into a Value.
+func (b *Batch) AddJSON(p *event.Parser, n *event.Normalizer, now time.Time, opts event.NormalizeOptions) (outcome event.Outcome, ok bool) {
+	chunks, bufLen := len(b.chunks), len(b.buf)
+	b.startEvent()
+	buf, outcome, ok := p.TranscodeEvent(b.buf, n, now, opts, b.maxFields)
+	if !ok || outcome != event.OutcomeKept {
+		// Take back the start (and the chunk it may have opened).
+		b.starts = b.starts[:len(b.starts)-1]
+		b.chunks, b.buf = b.chunks[:chunks], b.buf[:bufLen]
+		return outcome, ok
+	}
+	b.buf = buf
 	b.ends = append(b.ends, len(b.buf))
+	return outcome, true
 }
 
 // Event returns the encoding of event i (event.DecodeEvent reads it).

@@ -115,16 +115,7 @@ func appendBytes(dst []byte, s string) []byte {
 
 // AppendEvent appends the binary encoding of e to dst.
 func AppendEvent(dst []byte, e Event) []byte {
-	dst = append(dst, eventVersionLatest)
-	dst = appendBytes(dst, e.ID)
-	dst = binary.AppendVarint(dst, e.Timestamp)
-	if e.HasMessage {
-		dst = append(dst, flagHasMessage)
-		dst = appendBytes(dst, e.Message)
-	} else {
-		dst = append(dst, 0)
-	}
-	return appendValue(dst, &e.Fields)
+	return appendValue(appendEventHeader(dst, &e), &e.Fields)
 }
 
 // DecodeValue decodes one value from the front of src and returns it with the

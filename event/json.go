@@ -144,6 +144,15 @@ func (p *Parser) ParseNDJSON(data []byte, dst []Value) ([]Value, error) {
 // acts once ParseArray returns nil. An error from fn stops parsing and is
 // returned as it is. A document that is not an array is a *SyntaxError.
 func (p *Parser) ParseArray(data []byte, fn func(i int, v Value) error) error {
+	return p.ParseArrayWith(data, nil, fn)
+}
+
+// ParseArrayWith is ParseArray with a first taker for each element: try
+// is called with p at element i (see TranscodeEvent). When it returns
+// true it has read the element, p is past it and fn is not called for
+// it; when false, p must be where it was, and the element is parsed into
+// a Value for fn. A nil try is ParseArray.
+func (p *Parser) ParseArrayWith(data []byte, try func(i int) bool, fn func(i int, v Value) error) error {
 	p.Reset()
 	defer p.Reset()
 	p.line = 0
@@ -158,16 +167,18 @@ func (p *Parser) ParseArray(data []byte, fn func(i int, v Value) error) error {
 		p.pos++
 	} else {
 		for i := 0; ; i++ {
-			// Elements sit at depth 1, as array gives them.
-			if err := p.value(1); err != nil {
-				return err
+			if try == nil || !try(i) {
+				// Elements sit at depth 1, as array gives them.
+				if err := p.value(1); err != nil {
+					return err
+				}
+				v := p.stack[len(p.stack)-1]
+				p.stack = p.stack[:len(p.stack)-1]
+				if err := fn(i, v); err != nil {
+					return err
+				}
+				p.vals.rewind()
 			}
-			v := p.stack[len(p.stack)-1]
-			p.stack = p.stack[:len(p.stack)-1]
-			if err := fn(i, v); err != nil {
-				return err
-			}
-			p.vals.rewind()
 			p.bytes.reset()
 			if end, err := p.afterElement(); end || err != nil {
 				if err != nil {

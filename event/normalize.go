@@ -78,7 +78,7 @@ func (o Outcome) String() string {
 // The Outcome is OutcomeDroppedFuture when the timestamp lies more than
 // FutureLimit after now; the Event is still returned so callers can log it.
 func Normalize(raw Value, now time.Time, opts NormalizeOptions) (Event, Outcome) {
-	return normalize(nil, raw, now, opts)
+	return normalize(nil, raw, now, opts, "")
 }
 
 // Normalizer runs Normalize with reusable memory: the member slices it has
@@ -94,11 +94,12 @@ type Normalizer struct {
 	vals  valueArena
 	bytes byteArena
 	rng   *rand.ChaCha8
+	tc    transcoder // Parser.TranscodeEvent's scratch
 }
 
 // Normalize is the package-level Normalize, allocating from n's arena.
 func (n *Normalizer) Normalize(raw Value, now time.Time, opts NormalizeOptions) (Event, Outcome) {
-	return normalize(n, raw, now, opts)
+	return normalize(n, raw, now, opts, "")
 }
 
 // Reset lets n reuse the memory of every Event it returned so far; those
@@ -106,7 +107,15 @@ func (n *Normalizer) Normalize(raw Value, now time.Time, opts NormalizeOptions) 
 func (n *Normalizer) Reset() {
 	n.vals.reset()
 	n.bytes.reset()
+	clear(n.tc.keys[:cap(n.tc.keys)]) // keys alias the last input
+	if cap(n.tc.fields) > maxKeptScratch {
+		n.tc.fields = nil // do not keep what one huge event needed
+	}
 }
+
+// maxKeptScratch is the largest transcoding scratch a Normalizer keeps
+// for the next event.
+const maxKeptScratch = 1 << 20
 
 // newUUID returns a random UUIDv4 in its canonical text form, in n's
 // byte arena.
@@ -144,7 +153,10 @@ func allocKids(a *valueArena, i, n int) []Value {
 	return a.alloc(n)[:i]
 }
 
-func normalize(n *Normalizer, raw Value, now time.Time, opts NormalizeOptions) (Event, Outcome) {
+// normalize is Normalize with n's arenas when n is not nil. presetID, when
+// not "", is the id of an event that carries none (instead of a new one):
+// AppendNormalized's, when it hands an event back to this path.
+func normalize(n *Normalizer, raw Value, now time.Time, opts NormalizeOptions, presetID string) (Event, Outcome) {
 	var a *valueArena
 	if n != nil {
 		a = &n.vals
@@ -162,71 +174,22 @@ func normalize(n *Normalizer, raw Value, now time.Time, opts NormalizeOptions) (
 		return e, OutcomeKept
 	}
 
-	idIdx, tsIdx := -1, -1
-	msgIdx := [3]int{-1, -1, -1} // message, event_message, log_entry
-	for i := range raw.Kids {
-		switch raw.Kids[i].Key {
-		case "id":
-			idIdx = firstIndex(idIdx, i)
-		case "timestamp":
-			tsIdx = firstIndex(tsIdx, i)
-		case "message":
-			msgIdx[0] = firstIndex(msgIdx[0], i)
-		case "event_message":
-			msgIdx[1] = firstIndex(msgIdx[1], i)
-		case "log_entry":
-			msgIdx[2] = firstIndex(msgIdx[2], i)
-		}
+	h := readHeader(a, &raw, &e)
+	if h.idIdx >= 0 {
+		e.ID = idText(raw.Kids[h.idIdx])
 	}
-
-	// Pick the message: the first candidate that survives cleaning.
-	used := -1
-	for rank, idx := range msgIdx {
-		if idx < 0 {
-			continue
-		}
-		if m, ok := cleanValue(a, raw.Kids[idx]); ok {
-			used = rank
-			if m.Kind == String {
-				e.Message = m.Str
-			} else {
-				e.Message = string(AppendJSON(nil, m))
-			}
-			e.HasMessage = true
-			break
-		}
-	}
-
-	if idIdx >= 0 {
-		e.ID = idText(raw.Kids[idIdx])
+	if e.ID == "" {
+		e.ID = presetID
 	}
 	if e.ID == "" {
 		e.ID = newID(n, opts)
 	}
-	e.Timestamp = nowMicros
-	if tsIdx >= 0 {
-		if ts, ok := TimestampMicros(raw.Kids[tsIdx]); ok {
-			e.Timestamp = ts
-		}
-	}
+	e.Timestamp = h.timestamp(&raw, nowMicros)
 
-	skip := func(i int) bool {
-		switch i {
-		case idIdx, tsIdx:
-			return true
-		case msgIdx[0]:
-			return used == 0
-		case msgIdx[1]:
-			return used == 0 || used == 1
-		case msgIdx[2]:
-			return used == 2
-		}
-		return false
-	}
 	kids := allocKids(a, 0, len(raw.Kids))
 	var ren []bool // nil until the first renamed key
 	for i := range raw.Kids {
-		if skip(i) {
+		if h.skip(i) {
 			continue
 		}
 		m, ok := cleanValue(a, raw.Kids[i])
@@ -254,6 +217,79 @@ func normalize(n *Normalizer, raw Value, now time.Time, opts NormalizeOptions) (
 		return e, OutcomeDroppedFuture
 	}
 	return e, OutcomeKept
+}
+
+// rawHeader is where a raw object keeps the members Normalize gives a
+// meaning to (-1 when absent; the first of duplicates), and which message
+// candidate it used (0 message, 1 event_message, 2 log_entry; -1 none).
+type rawHeader struct {
+	idIdx, tsIdx int
+	msgIdx       [3]int // message, event_message, log_entry
+	used         int
+}
+
+// readHeader finds the members of raw (an object) that Normalize gives a
+// meaning to, and sets e's message from the first candidate that survives
+// cleaning.
+func readHeader(a *valueArena, raw *Value, e *Event) rawHeader {
+	h := rawHeader{idIdx: -1, tsIdx: -1, msgIdx: [3]int{-1, -1, -1}, used: -1}
+	for i := range raw.Kids {
+		switch raw.Kids[i].Key {
+		case "id":
+			h.idIdx = firstIndex(h.idIdx, i)
+		case "timestamp":
+			h.tsIdx = firstIndex(h.tsIdx, i)
+		case "message":
+			h.msgIdx[0] = firstIndex(h.msgIdx[0], i)
+		case "event_message":
+			h.msgIdx[1] = firstIndex(h.msgIdx[1], i)
+		case "log_entry":
+			h.msgIdx[2] = firstIndex(h.msgIdx[2], i)
+		}
+	}
+	for rank, idx := range h.msgIdx {
+		if idx < 0 {
+			continue
+		}
+		if m, ok := cleanValue(a, raw.Kids[idx]); ok {
+			h.used = rank
+			if m.Kind == String {
+				e.Message = m.Str
+			} else {
+				e.Message = string(AppendJSON(nil, m))
+			}
+			e.HasMessage = true
+			break
+		}
+	}
+	return h
+}
+
+// timestamp returns the event's timestamp: its "timestamp" member's when
+// usable (TimestampMicros), else now.
+func (h *rawHeader) timestamp(raw *Value, nowMicros int64) int64 {
+	if h.tsIdx >= 0 {
+		if ts, ok := TimestampMicros(raw.Kids[h.tsIdx]); ok {
+			return ts
+		}
+	}
+	return nowMicros
+}
+
+// skip reports the top-level members that do not become fields: id,
+// timestamp and the message members used.
+func (h *rawHeader) skip(i int) bool {
+	switch i {
+	case h.idIdx, h.tsIdx:
+		return true
+	case h.msgIdx[0]:
+		return h.used == 0
+	case h.msgIdx[1]:
+		return h.used == 0 || h.used == 1
+	case h.msgIdx[2]:
+		return h.used == 2
+	}
+	return false
 }
 
 func firstIndex(cur, i int) int {

@@ -1,6 +1,9 @@
 package fuzz
 
 import (
+	"bytes"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/sediment/sediment/bench/gen"
@@ -82,4 +85,106 @@ func checkClean(t *testing.T, v event.Value, depth int) {
 		}
 		checkClean(t, k, depth+1)
 	}
+}
+
+// FuzzAppendNormalized: the one-pass encoding of an event the ingest path
+// uses (event.Normalizer.AppendNormalized) stores what Normalize, CapFields
+// and AppendEvent store, byte for byte, or hands back Normalize's event.
+func FuzzAppendNormalized(f *testing.F) {
+	for _, s := range []string{
+		`{"message":{"a":null},"id":3,"timestamp":1.5e12,"a-b":1,"_a_b":2,"x":[[],{"y z":""}]}`,
+		`{"log_entry":"l","metadata":{"1-key!":[null,{"k":1}],"a-b":1,"_a_b":2}}`,
+		`{"timestamp":9999999999999999999,"m":[{"a":[{"b":{}}]}]}`,
+		`{"metadata":{"a":{"b":{"c":1,"d":""}},"e":[null,"",{"f":null}]}}`,
+		`"a bare string"`, `[1,{"a":2}]`, `null`,
+	} {
+		f.Add([]byte(s), uint8(8))
+	}
+	for _, src := range gen.AllSources() {
+		f.Add(gen.New(src, gen.Options{Seed: 3, Shape: gen.Platform, Projects: 2}).AppendEvent(nil), uint8(100))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, maxFields uint8) {
+		if len(data) > maxInput {
+			t.Skip()
+		}
+		raw, err := event.Parse(data)
+		if err != nil {
+			return
+		}
+		want, wantOutcome := event.Normalize(raw, fixedNow, event.NormalizeOptions{NewID: idSeq()})
+		var n event.Normalizer
+		out, e, outcome, encoded := n.AppendNormalized(nil, raw, fixedNow, event.NormalizeOptions{NewID: idSeq()}, int(maxFields))
+		if outcome != wantOutcome {
+			t.Fatalf("outcome %v, Normalize's %v", outcome, wantOutcome)
+		}
+		if !encoded {
+			if len(out) != 0 || e.ID != want.ID || e.Timestamp != want.Timestamp || e.Message != want.Message || !event.Equal(e.Fields, want.Fields) {
+				t.Fatalf("handed back %+v (%d bytes), Normalize gives %+v", e, len(out), want)
+			}
+			return
+		}
+		capped, dropped := event.CapFields(want.Fields, int(maxFields))
+		want.Fields = capped
+		if dropped != 0 || !bytes.Equal(out, event.AppendEvent(nil, want)) {
+			t.Fatalf("encoded %q, the tree's way %q (%d fields cut)", out, event.AppendEvent(nil, want), dropped)
+		}
+	})
+}
+
+// FuzzTranscodeEvent: an array body read with the transcoder
+// (event.Parser.TranscodeEvent, which the create and cloudflare routes
+// use) stores, element by element, the bytes the tree's way stores
+// (ParseArray, Normalize, CapFields, AppendEvent), and fails with the same
+// error.
+func FuzzTranscodeEvent(f *testing.F) {
+	for _, s := range jsonSeeds() {
+		f.Add([]byte(s), uint8(100))
+	}
+	f.Add([]byte(`[{"a":1,"a":2},{"m":{"b":{"c":null}},"message":"x","event_message":"y"}]`), uint8(3))
+	f.Fuzz(func(t *testing.T, body []byte, maxFields uint8) {
+		if len(body) > maxInput {
+			t.Skip()
+		}
+		opts := event.NormalizeOptions{NewID: idSeq()}
+		treeElement := func(n *event.Normalizer, v event.Value, out []string) []string {
+			if v.Kind != event.Object {
+				return append(out, "not an object")
+			}
+			n.Reset()
+			e, outcome := n.Normalize(v, fixedNow, opts)
+			if outcome != event.OutcomeKept {
+				return append(out, outcome.String())
+			}
+			e.Fields, _ = event.CapFields(e.Fields, int(maxFields))
+			return append(out, string(event.AppendEvent(nil, e)))
+		}
+		var p event.Parser
+		var n event.Normalizer
+		var want, got []string
+		wantErr := p.ParseArray(body, func(_ int, v event.Value) error {
+			want = treeElement(&n, v, want)
+			return nil
+		})
+		var enc []byte
+		gotErr := p.ParseArrayWith(body, func(int) bool {
+			n.Reset()
+			var outcome event.Outcome
+			var ok bool
+			if enc, outcome, ok = p.TranscodeEvent(enc[:0], &n, fixedNow, opts, int(maxFields)); !ok {
+				return false
+			}
+			if outcome != event.OutcomeKept {
+				got = append(got, outcome.String())
+			} else {
+				got = append(got, string(enc))
+			}
+			return true
+		}, func(_ int, v event.Value) error {
+			got = treeElement(&n, v, got)
+			return nil
+		})
+		if !slices.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("transcoded %q (error %v), tree's way %q (error %v)", got, gotErr, want, wantErr)
+		}
+	})
 }

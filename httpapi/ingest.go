@@ -86,8 +86,8 @@ func (s *Server) handleIngest(ctx *fasthttp.RequestCtx, route ingest.Route) {
 	}
 	// One store for the whole body: the meter gives it every body byte.
 	w.meter.start(ingestRouteName(route), len(ctx.PostBody()), 0)
-	n, err := s.storeEach(w, src, len(req.Body), func(fn func(event.Value) error) error {
-		if err := w.dec.Each(&res, fn); err != nil {
+	n, err := s.storeEach(w, src, len(req.Body), func(fn func(event.Value) error, take func(*event.Parser) bool) error {
+		if err := w.dec.EachWith(&res, take, fn); err != nil {
 			return err // its message may quote the body: keep it
 		}
 		// Every event is encoded into the worker's batch now, which holds

@@ -28,7 +28,7 @@ const (
 // which the caller started) and its drops. fates, when not nil, receives
 // one fate per raw event.
 func (s *Server) store(w *ingestWorker, src *catalog.Source, raws []event.Value, fates []eventFate) error {
-	_, err := s.storeEach(w, src, 0, func(fn func(event.Value) error) error {
+	_, err := s.storeEach(w, src, 0, func(fn func(event.Value) error, _ func(*event.Parser) bool) error {
 		for i := range raws {
 			if err := fn(raws[i]); err != nil {
 				return err
@@ -53,8 +53,11 @@ func (e *decodeError) Unwrap() error { return e.err }
 // one event's value tree. Nothing is appended unless each returns nil; its
 // error comes back as a *decodeError. sizeHint is about how many bytes of
 // JSON the events take, when known (0 when not). It returns the number of
-// raw events.
-func (s *Server) storeEach(w *ingestWorker, src *catalog.Source, sizeHint int, each func(func(event.Value) error) error, fates []eventFate) (int, error) {
+// raw events. When no rule of the source needs an event's value tree,
+// storeEach hands each a take function too, which stores an event straight
+// from the parser's text (engine.Batch.AddJSON) when it can: each offers it
+// every event it parses before making a Value of it.
+func (s *Server) storeEach(w *ingestWorker, src *catalog.Source, sizeHint int, each func(fn func(event.Value) error, take func(*event.Parser) bool) error, fates []eventFate) (int, error) {
 	shard, err := s.eng.Shard(src.Token)
 	if err != nil {
 		return 0, err
@@ -64,11 +67,45 @@ func (s *Server) storeEach(w *ingestWorker, src *catalog.Source, sizeHint int, e
 	b := w.batchFor(s.eng)
 	b.Grow(sizeHint)
 	var n, future, dropped int
+	// take stores an event straight from its JSON when no rule needs its
+	// tree (Batch.AddJSON); each may offer it the events it parses.
+	var take func(p *event.Parser) bool
+	if rules.drop == nil && len(rules.messageKeys) == 0 {
+		take = func(p *event.Parser) bool {
+			w.norm.Reset()
+			outcome, ok := b.AddJSON(p, &w.norm, now, event.NormalizeOptions{})
+			if !ok {
+				return false
+			}
+			fate := fateStored
+			if outcome == event.OutcomeDroppedFuture {
+				fate = fateFuture
+				future++
+			}
+			if fates != nil {
+				fates[n] = fate
+			}
+			n++
+			return true
+		}
+	}
 	err = each(func(raw event.Value) error {
 		// The previous event is encoded: its memory can be reused.
 		w.norm.Reset()
-		ev, outcome := w.norm.Normalize(raw, now, event.NormalizeOptions{})
 		fate := fateStored
+		if rules.drop == nil && len(rules.messageKeys) == 0 {
+			// No rule needs the event's tree: encode it from raw.
+			if b.AddRaw(&w.norm, raw, now, event.NormalizeOptions{}) == event.OutcomeDroppedFuture {
+				fate = fateFuture
+				future++
+			}
+			if fates != nil {
+				fates[n] = fate
+			}
+			n++
+			return nil
+		}
+		ev, outcome := w.norm.Normalize(raw, now, event.NormalizeOptions{})
 		switch {
 		case outcome == event.OutcomeDroppedFuture:
 			fate = fateFuture
@@ -87,7 +124,7 @@ func (s *Server) storeEach(w *ingestWorker, src *catalog.Source, sizeHint int, e
 		}
 		n++
 		return nil
-	})
+	}, take)
 	w.norm.Reset()
 	if err != nil {
 		return n, &decodeError{err}

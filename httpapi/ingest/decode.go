@@ -214,6 +214,16 @@ func firstByte(b []byte) byte {
 // callers act on the events once Each returns nil. An error of fn stops
 // Each and is returned as it is.
 func (d *Decoder) Each(res *Result, fn func(raw event.Value) error) error {
+	return d.EachWith(res, nil, fn)
+}
+
+// EachWith is Each with take tried first on each element of a streamed
+// body whose route stores its elements as they are (create, cloudflare):
+// take reads the raw event at p's position without a Value (say with
+// p.TranscodeEvent) and returns true, or leaves p where it was and
+// returns false, and the element goes to fn as a Value. A nil take is
+// Each.
+func (d *Decoder) EachWith(res *Result, take func(p *event.Parser) bool, fn func(raw event.Value) error) error {
 	if res.stream == nil {
 		for i := range res.Events {
 			if err := fn(res.Events[i]); err != nil {
@@ -223,7 +233,14 @@ func (d *Decoder) Each(res *Result, fn func(raw event.Value) error) error {
 		return nil
 	}
 	var fnErr, shapeErr error
-	err := d.parser.ParseArray(res.stream, func(i int, v event.Value) error {
+	var try func(i int) bool
+	if take != nil && (res.streamRoute == RouteCreate || res.streamRoute == RouteCloudflare) {
+		try = func(int) bool {
+			// Once the body is refused, elements are only checked.
+			return shapeErr == nil && take(&d.parser)
+		}
+	}
+	err := d.parser.ParseArrayWith(res.stream, try, func(i int, v event.Value) error {
 		if shapeErr != nil {
 			return nil // the body is refused; only a syntax error can change how
 		}

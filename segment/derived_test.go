@@ -250,7 +250,7 @@ func FuzzDerived(f *testing.F) {
 		}
 		// Any bytes as a footer table, and as a page under a fixed table.
 		d := decbuf{b: in}
-		decodeDerivedTable(&d, 1, descs)
+		decodeDerivedTable(&d, 1, descs, FormatLatest)
 		table := &derivedTable{}
 		table.tpls = [][]tplPiece{{{col: 2, ref: table.refOf(2, TypeString)}, {lit: " | ", col: -1}, {col: 3, ref: table.refOf(3, TypeInt64)}}}
 		rows := int(seed%16) + 1

@@ -964,9 +964,15 @@ func decodeDerived(pv *pageView, c *chunkMeta, sel rowSel, out *pageOut) error {
 					continue
 				}
 				r := &refs[p.ref]
-				if j < r.n && j+1 < len(r.offs) && (r.nulls == nil || !r.nulls.Get(j)) { // the common case, inline
-					dst.Bytes = appendPiece(dst.Bytes, unsafeString(r.bytes[r.offs[j]:r.offs[j+1]]))
-					continue
+				if j < r.n && (r.nulls == nil || !r.nulls.Get(j)) { // the common cases, inline
+					if j+1 < len(r.offs) {
+						dst.Bytes = appendPiece(dst.Bytes, unsafeString(r.bytes[r.offs[j]:r.offs[j+1]]))
+						continue
+					}
+					if j < len(r.codes) { // a dictionary's value (a method, a path, a user agent)
+						dst.Bytes = appendPiece(dst.Bytes, r.dict[r.codes[j]])
+						continue
+					}
 				}
 				var ok bool
 				if dst.Bytes, ok = refs[p.ref].appendValue(dst.Bytes, j); !ok {

@@ -250,6 +250,7 @@ type deriveState struct {
 	vals       []string   // the references' values in the current row
 	has        []bool     // whether each reference has a value in the row
 	spans      []uint32   // matchTemplate's residual spans (unused)
+	relaxed    []tplPiece // relaxInto's template
 	// generalize's scratch
 	gapsA, gapsB []templateGap
 	refsA, refsB []int
@@ -718,6 +719,13 @@ func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []Col
 					break
 				}
 			}
+		}
+		if found == 0 && anyRes && derivations >= maxDerivations {
+			// Derivations used up (by rows of their own, such as error
+			// lines): a row of a residual template's shape whose residual
+			// bytes run past the template's prefix or suffix (the hour of
+			// a date changed) generalizes it without one.
+			found = ds.relaxInto(tpls, isRes, s)
 		}
 		if found == 0 && derivations < maxDerivations && len(tpls) < maxTemplates {
 			derivations++

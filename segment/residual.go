@@ -250,6 +250,96 @@ func commonSuffix(a, b string) string {
 	return a[len(a)-n:]
 }
 
+// relaxInto looks for a residual template of tpls that s fits once its
+// residual gaps lose their literal prefix and suffix (each residual then
+// runs up to the next reference's value), and generalizes it in place
+// with s's bytes in those gaps: the template a derivation of s would give,
+// without one (derivations are few per chunk, and the rows of its own a
+// block has, such as error lines, use them up). Of the templates that
+// fit so, the one with the most references is taken (a residual can
+// swallow a reference's value; the template that has it is the better
+// one), and it must keep at least half of its literal bytes. It returns
+// the template (1-based) s now fits, or 0.
+func (ds *deriveState) relaxInto(tpls [][]tplPiece, isRes []bool, s string) int {
+	best, bestRefs := -1, -1
+	var bestTpl []tplPiece
+	for t, tpl := range tpls {
+		refs := 0
+		for _, p := range tpl {
+			if p.col >= 0 {
+				refs++
+			}
+		}
+		if !isRes[t] || refs <= bestRefs {
+			continue
+		}
+		// The relaxed template: residual gaps without their literals.
+		ds.relaxed = ds.relaxed[:0]
+		litBytes := 0
+		inGap := false // within a residual gap
+		for j, p := range tpl {
+			switch {
+			case p.col == residualCol:
+				// Drop the gap's prefix: the literals just before.
+				for len(ds.relaxed) > 0 && ds.relaxed[len(ds.relaxed)-1].col == -1 {
+					ds.relaxed = ds.relaxed[:len(ds.relaxed)-1]
+				}
+				ds.relaxed = append(ds.relaxed, p)
+				inGap = true
+			case p.col >= 0:
+				ds.relaxed = append(ds.relaxed, p)
+				inGap = false
+			default:
+				litBytes += len(p.lit)
+				if !inGap && !(j+1 < len(tpl) && tpl[j+1].col == residualCol) {
+					ds.relaxed = append(ds.relaxed, p)
+				}
+			}
+		}
+		var ok bool
+		if ds.spans, ok = matchTemplate(ds.relaxed, s, ds.vals, ds.has, ds.spans[:0]); !ok {
+			continue
+		}
+		// s as a template of literal gaps: the relaxed one with each
+		// residual replaced by the bytes it took.
+		lits := make([]tplPiece, 0, len(ds.relaxed))
+		k := 0
+		for _, p := range ds.relaxed {
+			if p.col == residualCol {
+				if b := s[ds.spans[k]:ds.spans[k+1]]; b != "" {
+					lits = append(lits, tplPiece{lit: b, col: -1})
+				}
+				k += 2
+				continue
+			}
+			lits = append(lits, p)
+		}
+		g, ok := ds.generalize(tpl, lits)
+		if !ok {
+			continue
+		}
+		gl := 0
+		for _, p := range g {
+			gl += len(p.lit)
+		}
+		if 2*gl < litBytes {
+			continue
+		}
+		if _, fits := matchTemplate(g, s, ds.vals, ds.has, ds.spans[:0]); !fits {
+			continue
+		}
+		best, bestRefs, bestTpl = t, refs, g
+	}
+	if best < 0 {
+		return 0
+	}
+	for j := range bestTpl {
+		bestTpl[j].lit = strings.Clone(bestTpl[j].lit) // s may alias the caller's memory
+	}
+	tpls[best] = bestTpl // rows assigned to it are matched again (assignResiduals)
+	return best + 1
+}
+
 // hasResidual reports whether tpl has a residual piece.
 func hasResidual(tpl []tplPiece) bool {
 	for _, p := range tpl {

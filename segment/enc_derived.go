@@ -249,7 +249,7 @@ type deriveState struct {
 	nums       [][24]byte // decimal text of int references, per reference
 	vals       []string   // the references' values in the current row
 	has        []bool     // whether each reference has a value in the row
-	spans      []uint32   // matchTemplate's residual spans (unused)
+	spans      []uint32   // scratch for matchTemplate's residual spans when they are not kept
 	relaxed    []tplPiece // relaxInto's template
 	// generalize's scratch
 	gapsA, gapsB []templateGap
@@ -964,7 +964,7 @@ func decodeDerived(pv *pageView, c *chunkMeta, sel rowSel, out *pageOut) error {
 				p := &tpl[pi] // not a copy: the loop runs per piece of every row
 				if p.col < 0 {
 					if p.col == residualCol {
-						dst.Bytes = append(dst.Bytes, pg.resid[pg.roffs[rv]:pg.roffs[rv+1]]...)
+						dst.Bytes = appendPiece(dst.Bytes, unsafeString(pg.resid[pg.roffs[rv]:pg.roffs[rv+1]]))
 						rv++
 						continue
 					}
@@ -979,6 +979,11 @@ func decodeDerived(pv *pageView, c *chunkMeta, sel rowSel, out *pageOut) error {
 					}
 					if j < len(r.codes) { // a dictionary's value (a method, a path, a user agent)
 						dst.Bytes = appendPiece(dst.Bytes, r.dict[r.codes[j]])
+						continue
+					}
+					if j < len(r.ints) && uint64(r.ints[j]) < uint64(len(smallDecimals)) { // a status code
+						d := &smallDecimals[r.ints[j]]
+						dst.Bytes = appendPiece(dst.Bytes, unsafeString(d[:d[3]]))
 						continue
 					}
 				}

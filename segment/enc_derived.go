@@ -932,6 +932,14 @@ func decodeDerived(pv *pageView, c *chunkMeta, sel rowSel, out *pageOut) error {
 	for k := range refs {
 		refs[k].prepare(&out.refs[k], t.types[k])
 	}
+	// Room for the rows at once (growing from a fresh vector doubled it a
+	// dozen times for a page's rows): a template's literal bytes and 8
+	// bytes a value, a guess that errs low, for each row wanted.
+	per := 0
+	for _, p := range t.tpls[0] {
+		per += max(len(p.lit), 8)
+	}
+	out.reserve(n*per + 16)
 	dst := out.dst
 	rk := ranker{bitmap: pv.bitmap}
 	// Values stored as they are, and residual values, among tids[:kAt].

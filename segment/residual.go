@@ -79,26 +79,29 @@ func parseDerivedPage(pv *pageView, t *derivedTable, buf []uint32, withResid boo
 		if nlit > len(rest) {
 			return dp, buf, errShort
 		}
-		buf = grow(buf, nlit+1)
+		buf = growUnset(buf, nlit+1)
 		stored, rest, err := splitValues(rest, buf)
 		dp.tids, dp.offs, dp.stored, dp.section = tids, buf, stored, rest
 		return dp, buf, err
 	}
+	// One table lookup a row: the residual values of each id, and ids
+	// past the templates noted (an error once counted).
+	var nresOf [256]uint8
+	copy(nresOf[:], t.nres)
+	top := uint8(len(t.tpls))
+	var maxID uint8
 	for _, id := range tids {
-		switch {
-		case id == 0:
-			nlit++
-		default:
-			if int(id) > len(t.tpls) {
-				return dp, buf, fmt.Errorf("template %d of %d", id, len(t.tpls))
-			}
-			nres += int(t.nres[id])
-		}
+		nres += int(nresOf[id])
+		maxID = max(maxID, id)
 	}
+	if maxID > top {
+		return dp, buf, fmt.Errorf("template %d of %d", maxID, top)
+	}
+	nlit = bytes.Count(tids, []byte{0})
 	if nlit+nres > len(rest) {
 		return dp, buf, errShort
 	}
-	buf = grow(buf, nlit+1+nres+1)
+	buf = growUnset(buf, nlit+1+nres+1)
 	stored, rest, err := splitValues(rest, buf[:nlit+1])
 	if err != nil {
 		return dp, buf, err
@@ -110,6 +113,15 @@ func parseDerivedPage(pv *pageView, t *derivedTable, buf []uint32, withResid boo
 	}
 	dp.roffs, dp.resid = buf[nlit+1:], resid
 	return dp, buf, nil
+}
+
+// growUnset returns s with n elements, its contents left as they are
+// (the caller sets every one).
+func growUnset(s []uint32, n int) []uint32 {
+	if cap(s) < n {
+		return make([]uint32, n)
+	}
+	return s[:n]
 }
 
 // splitValues reads len(offs)-1 uvarint lengths from b, then their

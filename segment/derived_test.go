@@ -223,9 +223,11 @@ func TestReadVersion2(t *testing.T) {
 }
 
 // FuzzDerived: the encDerived page decoder and the footer's template
-// decoder on any bytes never panic, and a message column built from the
-// input (rows that fit templates and rows that do not) round-trips
-// through the writer and the reader byte for byte.
+// decoder on any bytes never panic (under a table with residual pieces
+// too), and a message column built from the input (rows that fit
+// templates, rows with bytes of their own between the values, and rows
+// that fit none) round-trips through the writer and the reader byte for
+// byte.
 func FuzzDerived(f *testing.F) {
 	// Seeds: pages and tables the writer made for the tests' rows.
 	cols := makeEdgeColumns(200, 5)
@@ -237,6 +239,9 @@ func FuzzDerived(f *testing.F) {
 	f.Add([]byte("GET | 0200 | 10.0.0.1 | abc | /x | ua"), uint8(7))
 	f.Add([]byte("\x01\x01\x00\x03abc"), uint8(0))
 	f.Add([]byte("\x02\x02\x00\x05hello\x01\x01\x09event_msg"), uint8(255))
+	f.Add([]byte("\x01\x01\x01\x01\x02\x03\x05ab12345"), uint8(2))   // ids, residual lengths and bytes
+	f.Add([]byte("\x01\x02\x01\xff\xff\xff\xff\x0f12345"), uint8(4)) // a residual length past the page
+	f.Add([]byte("\x00\x01\x01\x02\x02\x00\x02"), uint8(9))          // a residual piece in a footer table
 	descs := []ColumnDesc{
 		{Path: "timestamp", Type: TypeTimestamp},
 		{Path: "event_message", Type: TypeString},
@@ -250,9 +255,16 @@ func FuzzDerived(f *testing.F) {
 		}
 		// Any bytes as a footer table, and as a page under a fixed table.
 		d := decbuf{b: in}
-		decodeDerivedTable(&d, 1, descs)
+		decodeDerivedTable(&d, 1, descs, FormatLatest)
 		table := &derivedTable{}
 		table.tpls = [][]tplPiece{{{col: 2, ref: table.refOf(2, TypeString)}, {lit: " | ", col: -1}, {col: 3, ref: table.refOf(3, TypeInt64)}}}
+		table.countResiduals()
+		resTable := &derivedTable{}
+		resTable.tpls = [][]tplPiece{
+			{{col: 2, ref: resTable.refOf(2, TypeString)}, {lit: " [", col: -1}, {col: residualCol}, {lit: "] ", col: -1}, {col: 3, ref: resTable.refOf(3, TypeInt64)}, {col: residualCol}},
+			{{col: residualCol}, {col: residualCol}},
+		}
+		resTable.countResiduals()
 		rows := int(seed%16) + 1
 		refs := make([]vec.Vector, 2)
 		prepare(&refs[0], vec.String, rows, false)
@@ -270,8 +282,11 @@ func FuzzDerived(f *testing.F) {
 			var dst vec.Vector
 			prepare(&dst, vec.String, rows, false)
 			var ends []uint32
-			out := pageOut{dst: &dst, refs: refs, derivedEnds: &ends}
-			decodeDerived(&pv, &chunkMeta{enc: encDerived, derived: table}, rowSel{lo: 0, hi: rows}, &out)
+			for _, tt := range []*derivedTable{table, resTable} {
+				prepare(&dst, vec.String, rows, false)
+				out := pageOut{dst: &dst, refs: refs, derivedEnds: &ends}
+				decodeDerived(&pv, &chunkMeta{enc: encDerived, derived: tt}, rowSel{lo: 0, hi: rows}, &out)
+			}
 		}
 
 		// A block whose messages are built from the input around the
@@ -287,13 +302,15 @@ func FuzzDerived(f *testing.F) {
 			method := []string{"GET", "POST", "DELETE"}[rng.IntN(3)]
 			status := int64(rng.IntN(600))
 			var msg any = method + " | " + strconv.FormatInt(status, 10) + " | " + method + piece
-			switch rng.IntN(6) {
+			switch rng.IntN(8) {
 			case 0:
 				msg = piece
 			case 1:
 				msg = nil
 			case 2:
 				msg = piece + strconv.FormatInt(status, 10) + method + piece
+			case 3, 4: // bytes of the row's own between the values: residual pieces
+				msg = method + " [" + strconv.Itoa(rng.IntN(100000)) + piece + "] " + strconv.FormatInt(status, 10) + " | " + method + piece[:rng.IntN(len(piece)+1)]
 			}
 			var st any = status
 			if rng.IntN(8) == 0 {

@@ -122,7 +122,8 @@ func TestTemplateCanSpan(t *testing.T) {
 }
 
 // FuzzSearchDerived: for a block of messages built from the input around
-// a method and a status column (some fitting no template, some NULL) and
+// a method and a status column (some fitting no template, some NULL, some
+// with bytes of their own between the values: residual pieces) and
 // literals cut from the input, SearchDerived never fails on what the
 // writer wrote and finds the rows the assembled values hold.
 func FuzzSearchDerived(f *testing.F) {
@@ -131,6 +132,8 @@ func FuzzSearchDerived(f *testing.F) {
 	f.Add("", "0 |", uint8(1))
 	f.Add("GET", "T | 4", uint8(200))
 	f.Add("|", "||", uint8(5))
+	f.Add("] /r", "1] /rest", uint8(21))
+	f.Add("", "7] ", uint8(40))
 	descs := []ColumnDesc{
 		{Path: "timestamp", Type: TypeTimestamp},
 		{Path: "event_message", Type: TypeString},
@@ -162,7 +165,9 @@ func FuzzSearchDerived(f *testing.F) {
 			status := int64(rng.IntN(600))
 			path := "/rest/v1/" + piece + strconv.Itoa(rng.IntN(50))
 			var msg any = method + " | " + strconv.FormatInt(status, 10) + " | " + path + piece
-			switch rng.IntN(8) {
+			switch rng.IntN(10) {
+			case 8, 9:
+				msg = method + " [" + strconv.Itoa(rng.IntN(100000)) + piece + "] " + path + " " + strconv.FormatInt(status, 10)
 			case 0:
 				msg = piece
 			case 1:

@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,17 +25,18 @@ import (
 // derived itself in the same block (the writer keeps to that and the
 // footer decoder checks it), so a read goes one level deep at most.
 
-// Kinds of a template piece in the footer.
+// Kinds of a template piece in the footer (pieceResidual, version 5, in
+// residual.go).
 const (
 	pieceLiteral = 0
 	pieceColumn  = 1
 )
 
-// tplPiece is one piece of a template: literal bytes, or the value of a
-// referenced column.
+// tplPiece is one piece of a template: literal bytes, the value of a
+// referenced column, or a residual (bytes stored with the row).
 type tplPiece struct {
 	lit string
-	col int // the referenced column (directory index), -1 for a literal
+	col int // the referenced column (directory index), -1 for a literal, residualCol
 	ref int // position of col in derivedTable.cols
 }
 
@@ -46,21 +46,28 @@ type derivedTable struct {
 	tpls  [][]tplPiece
 	cols  []int     // distinct referenced columns, in order of first use
 	types []ColType // their types (TypeString or TypeInt64)
+	// nres[id] is the residual pieces of template id (nres[0] = 0), and
+	// resid whether any template has one (countResiduals).
+	nres  []uint8
+	resid bool
 }
 
 // appendFooter writes the table in the footer (format.go: after the
 // chunk's history): ntemplates, then per template npieces, then per
-// piece a kind byte and a literal (uvarint length + bytes) or a column
-// index (uvarint).
+// piece a kind byte and a literal (uvarint length + bytes), a column
+// index (uvarint), or nothing more (a residual).
 func (t *derivedTable) appendFooter(e *encbuf) {
 	e.uvarint(uint64(len(t.tpls)))
 	for _, tpl := range t.tpls {
 		e.uvarint(uint64(len(tpl)))
 		for _, p := range tpl {
-			if p.col < 0 {
+			switch {
+			case p.col == residualCol:
+				e.byte1(pieceResidual)
+			case p.col < 0:
 				e.byte1(pieceLiteral)
 				e.str(p.lit)
-			} else {
+			default:
 				e.byte1(pieceColumn)
 				e.uvarint(uint64(p.col))
 			}
@@ -68,9 +75,10 @@ func (t *derivedTable) appendFooter(e *encbuf) {
 	}
 }
 
-// decodeDerivedTable reads a chunk's table from the footer. own is the
-// chunk's column; references must name other string or int64 columns.
-func decodeDerivedTable(d *decbuf, own int, cols []ColumnDesc) (*derivedTable, error) {
+// decodeDerivedTable reads a chunk's table from the footer of a file of
+// the given version. own is the chunk's column; references must name
+// other string or int64 columns; residual pieces need version 5.
+func decodeDerivedTable(d *decbuf, own int, cols []ColumnDesc, version uint8) (*derivedTable, error) {
 	n := d.count("templates", maxTemplates, 3)
 	if d.err != nil {
 		return nil, nil
@@ -109,6 +117,11 @@ func decodeDerivedTable(d *decbuf, own int, cols []ColumnDesc) (*derivedTable, e
 					return nil, fmt.Errorf("templates refer to more than %d columns", maxTemplateRefs)
 				}
 				tpl[j] = tplPiece{col: int(col), ref: ref}
+			case pieceResidual:
+				if version < FormatV5 {
+					return nil, fmt.Errorf("template %d: residual piece in format version %d", i+1, version)
+				}
+				tpl[j] = tplPiece{col: residualCol}
 			default:
 				if d.err != nil {
 					return nil, nil
@@ -118,6 +131,7 @@ func decodeDerivedTable(d *decbuf, own int, cols []ColumnDesc) (*derivedTable, e
 		}
 		t.tpls[i] = tpl
 	}
+	t.countResiduals()
 	return t, nil
 }
 
@@ -152,6 +166,7 @@ func (t *derivedTable) remap(colMap []int) (*derivedTable, error) {
 		}
 		out.tpls[i] = nt
 	}
+	out.countResiduals()
 	return out, nil
 }
 
@@ -234,7 +249,12 @@ type deriveState struct {
 	nums       [][24]byte // decimal text of int references, per reference
 	vals       []string   // the references' values in the current row
 	has        []bool     // whether each reference has a value in the row
-	block      int        // blocks begun
+	spans      []uint32   // scratch for matchTemplate's residual spans when they are not kept
+	relaxed    []tplPiece // relaxInto's template
+	// generalize's scratch
+	gapsA, gapsB []templateGap
+	refsA, refsB []int
+	block        int // blocks begun
 
 	// The block's sample (sampleBlock): rows, and the string and int64
 	// columns with a value there (as text, "" for none).
@@ -270,6 +290,11 @@ type derivedPlan struct {
 	table *derivedTable
 	tids  []uint8 // per row (dense): the template, 0 = stored as it is
 	fit   int     // present rows with a template
+	// With residual pieces (assignResiduals): row i's residual values are
+	// the spans res[2k:2k+2] (start, end in its value) for k in
+	// [resAt[i], resAt[i+1]).
+	res   []uint32
+	resAt []int32
 }
 
 // tryDerive turns the plan of a text chunk (p.enc encBytes, encHex or
@@ -361,7 +386,7 @@ func (w *Writer) deriveFrom(ci int, p *chunkPlan, d *ColumnData, rows int, refCo
 		}
 		ds.refPresent[k] = ok
 	}
-	dp := ds.matchAll(d, rows, cols, w.cols)
+	dp := ds.matchAll(d, rows, cols, w.cols, w.version >= FormatV5)
 	if dp == nil || dp.fit*minDerivedFitDiv < p.present {
 		return false, nil
 	}
@@ -597,23 +622,34 @@ func deriveTemplate(s string, vals []string) []tplPiece {
 }
 
 // matchTemplate reports whether tpl gives s back with the row's values
-// (vals[k], has[k]: reference k's value, and whether it has one).
-func matchTemplate(tpl []tplPiece, s string, vals []string, has []bool) bool {
+// (vals[k], has[k]: reference k's value, and whether it has one), and
+// appends to spans the start and end in s of each residual piece.
+func matchTemplate(tpl []tplPiece, s string, vals []string, has []bool, spans []uint32) ([]uint32, bool) {
 	pos := 0
-	for _, p := range tpl {
+	for j := range tpl {
+		p := &tpl[j]
 		v := p.lit
-		if p.col >= 0 {
+		switch {
+		case p.col == residualCol:
+			end, ok := residualEnd(tpl, j, s, pos, vals, has)
+			if !ok {
+				return spans, false
+			}
+			spans = append(spans, uint32(pos), uint32(end))
+			pos = end
+			continue
+		case p.col >= 0:
 			if !has[p.ref] {
-				return false
+				return spans, false
 			}
 			v = vals[p.ref]
 		}
 		if !strings.HasPrefix(s[pos:], v) {
-			return false
+			return spans, false
 		}
 		pos += len(v)
 	}
-	return pos == len(s)
+	return spans, pos == len(s)
 }
 
 // rowValues sets ds.vals and ds.has to the references' values in row r.
@@ -635,8 +671,11 @@ func (ds *deriveState) rowValues(r int, types []ColType) {
 
 // matchAll gives every present row of d a template (deriving templates
 // from rows that fit none, within maxDerivations), drops templates that
-// serve a single row, and returns the plan, or nil when no row fits.
-func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []ColumnDesc) *derivedPlan {
+// serve a single row, and returns the plan, or nil when no row fits. With
+// residuals (format version 5), a row that fits no template but has the
+// shape of one (the same references in the same order) generalizes it:
+// the gaps where they differ become residual pieces.
+func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []ColumnDesc, residuals bool) *derivedPlan {
 	types := make([]ColType, len(cols))
 	for k, c := range cols {
 		types[k] = descs[c].Type
@@ -649,8 +688,16 @@ func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []Col
 	ds.nums = ds.nums[:len(cols)]
 	var tpls [][]tplPiece
 	var uses []int
+	var isRes []bool // per template: has residual pieces
+	anyRes := false
 	tids := make([]uint8, rows)
 	last, derivations := 0, 0
+	// try reports whether template t (1-based) fits s.
+	try := func(t int, s string) bool {
+		var ok bool
+		ds.spans, ok = matchTemplate(tpls[t-1], s, ds.vals, ds.has, ds.spans[:0])
+		return ok
+	}
 	for r := 0; r < rows; r++ {
 		if !d.present(r) {
 			continue
@@ -658,15 +705,27 @@ func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []Col
 		s := d.str(r)
 		ds.rowValues(r, types)
 		found := 0
-		if last > 0 && matchTemplate(tpls[last-1], s, ds.vals, ds.has) {
-			found = last
-		} else {
+		// Templates without residuals first: a residual template fits
+		// the rows of the one it generalized as well, at a cost per row.
+		for pass := 0; pass < 2 && found == 0 && (pass == 0 || anyRes); pass++ {
+			res := pass == 1
+			if last > 0 && isRes[last-1] == res && try(last, s) {
+				found = last
+				break
+			}
 			for t := range tpls {
-				if t+1 != last && matchTemplate(tpls[t], s, ds.vals, ds.has) {
+				if t+1 != last && isRes[t] == res && try(t+1, s) {
 					found = t + 1
 					break
 				}
 			}
+		}
+		if found == 0 && anyRes && derivations >= maxDerivations {
+			// Derivations used up (by rows of their own, such as error
+			// lines): a row of a residual template's shape whose residual
+			// bytes run past the template's prefix or suffix (the hour of
+			// a date changed) generalizes it without one.
+			found = ds.relaxInto(tpls, isRes, s)
 		}
 		if found == 0 && derivations < maxDerivations && len(tpls) < maxTemplates {
 			derivations++
@@ -676,9 +735,16 @@ func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []Col
 						tpl[j].ref = tpl[j].col
 					}
 				}
-				tpls = append(tpls, tpl)
-				uses = append(uses, 0)
-				found = len(tpls)
+				if residuals {
+					found = ds.generalizeInto(&tpls, &uses, &isRes, tpl, s)
+					anyRes = anyRes || found > 0
+				}
+				if found == 0 && len(tpls) < maxTemplates {
+					tpls = append(tpls, tpl)
+					uses = append(uses, 0)
+					isRes = append(isRes, false)
+					found = len(tpls)
+				}
 			}
 		}
 		if found > 0 {
@@ -690,6 +756,7 @@ func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []Col
 	// Templates serving one row cost more footer than they save.
 	remap := make([]uint8, len(tpls)+1)
 	table := &derivedTable{}
+	var kept [][]tplPiece
 	for t, tpl := range tpls {
 		if uses[t] < 2 {
 			continue
@@ -703,11 +770,13 @@ func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []Col
 			}
 		}
 		table.tpls = append(table.tpls, nt)
+		kept = append(kept, tpl)
 		remap[t+1] = uint8(len(table.tpls))
 	}
 	if len(table.tpls) == 0 {
 		return nil
 	}
+	table.countResiduals()
 	fit := 0
 	for r, t := range tids {
 		tids[r] = remap[t]
@@ -715,7 +784,49 @@ func (ds *deriveState) matchAll(d *ColumnData, rows int, cols []int, descs []Col
 			fit++
 		}
 	}
-	return &derivedPlan{table: table, tids: tids, fit: fit}
+	dp := &derivedPlan{table: table, tids: tids, fit: fit}
+	if table.resid {
+		ds.assignResiduals(dp, d, rows, types, kept)
+		if dp.fit == 0 {
+			return nil
+		}
+	}
+	return dp
+}
+
+// generalizeInto fits s (whose derived template is tpl) to a template of
+// tpls of its shape: a residual template of that shape is generalized in
+// place, else a plain one is generalized into a new template (the plain
+// one keeps its rows). It returns the template (1-based) s now fits, or
+// 0.
+func (ds *deriveState) generalizeInto(tpls *[][]tplPiece, uses *[]int, isRes *[]bool, tpl []tplPiece, s string) int {
+	for pass := 0; pass < 2; pass++ {
+		res := pass == 0
+		for t, cand := range *tpls {
+			if (*isRes)[t] != res {
+				continue
+			}
+			g, ok := ds.generalize(cand, tpl)
+			if !ok {
+				continue
+			}
+			if _, fits := matchTemplate(g, s, ds.vals, ds.has, ds.spans[:0]); !fits {
+				continue
+			}
+			if res {
+				(*tpls)[t] = g // rows assigned to it are matched again (assignResiduals)
+				return t + 1
+			}
+			if len(*tpls) >= maxTemplates {
+				return 0
+			}
+			*tpls = append(*tpls, g)
+			*uses = append(*uses, 0)
+			*isRes = append(*isRes, true)
+			return len(*tpls)
+		}
+	}
+	return 0
 }
 
 // appendDerivedValues writes the values of rows [from, to) of an
@@ -737,12 +848,18 @@ func appendDerivedValues(dst []byte, dp *derivedPlan, d *ColumnData, from, to in
 			dst = append(dst, d.str(i)...)
 		}
 	}
+	if dp.table.resid {
+		dst = appendResidualValues(dst, dp, d, from, to)
+	}
 	return dst
 }
 
 // derivedRowCost is the encoded bytes of present row i.
 func derivedRowCost(dp *derivedPlan, d *ColumnData, i int) int {
 	if dp.tids[i] != 0 {
+		if dp.table.resid {
+			return 1 + residualRowCost(dp, i)
+		}
 		return 1
 	}
 	return len(d.str(i)) + 2
@@ -803,42 +920,30 @@ func decodeDerived(pv *pageView, c *chunkMeta, sel rowSel, out *pageOut) error {
 	if t == nil || out.refs == nil || len(out.refs) != len(t.cols) {
 		return errDerivedRefs
 	}
-	if pv.present > len(pv.vals) {
-		return errShort
+	pg, buf, err := parseDerivedPage(pv, t, *out.derivedEnds, true)
+	*out.derivedEnds = buf
+	if err != nil {
+		return err
 	}
-	tids, rest := pv.vals[:pv.present], pv.vals[pv.present:]
-	nlit := bytes.Count(tids, []byte{0})
-	if nlit > len(rest) { // a length takes at least a byte
-		return errShort
-	}
-	ends := grow(*out.derivedEnds, nlit)
-	*out.derivedEnds = ends
-	pos, total := 0, uint64(0)
-	for k := 0; k < nlit; k++ {
-		l, m := binary.Uvarint(rest[pos:])
-		if m <= 0 || l > uint64(len(rest)) {
-			return errShort
-		}
-		pos += m
-		total += l
-		if total > uint64(len(rest)) {
-			return errShort
-		}
-		ends[k] = uint32(total)
-	}
-	lits := rest[pos:]
-	if uint64(len(lits)) < total {
-		return errShort
-	}
+	tids := pg.tids
 	n := sel.n()
 	var refsBuf [maxTemplateRefs]derivedRef
 	refs := refsBuf[:len(t.cols)]
 	for k := range refs {
 		refs[k].prepare(&out.refs[k], t.types[k])
 	}
+	// Room for the rows at once (growing from a fresh vector doubled it a
+	// dozen times for a page's rows): a template's literal bytes and 8
+	// bytes a value, a guess that errs low, for each row wanted.
+	per := 0
+	for _, p := range t.tpls[0] {
+		per += max(len(p.lit), 8)
+	}
+	out.reserve(n*per + 16)
 	dst := out.dst
 	rk := ranker{bitmap: pv.bitmap}
-	kAt, litsBefore := 0, 0 // literal values among tids[:kAt]
+	// Values stored as they are, and residual values, among tids[:kAt].
+	kAt, litsBefore, resBefore := 0, 0, 0
 	for i := 0; i < n; i++ {
 		row := sel.at(i)
 		j := out.off + i
@@ -850,30 +955,45 @@ func decodeDerived(pv *pageView, c *chunkMeta, sel rowSel, out *pageOut) error {
 		for ; kAt < k; kAt++ {
 			if tids[kAt] == 0 {
 				litsBefore++
+			} else if t.resid {
+				resBefore += int(t.nres[tids[kAt]])
 			}
 		}
 		tid := int(tids[k])
 		if tid == 0 {
-			start := uint32(0)
-			if litsBefore > 0 {
-				start = ends[litsBefore-1]
-			}
-			dst.Bytes = append(dst.Bytes, lits[start:ends[litsBefore]]...)
+			dst.Bytes = append(dst.Bytes, pg.stored[pg.offs[litsBefore]:pg.offs[litsBefore+1]]...)
 		} else {
 			if tid > len(t.tpls) {
 				return fmt.Errorf("template %d of %d", tid, len(t.tpls))
 			}
 			tpl := t.tpls[tid-1]
+			rv := resBefore // the row's next residual value
 			for pi := range tpl {
 				p := &tpl[pi] // not a copy: the loop runs per piece of every row
 				if p.col < 0 {
+					if p.col == residualCol {
+						dst.Bytes = appendPiece(dst.Bytes, unsafeString(pg.resid[pg.roffs[rv]:pg.roffs[rv+1]]))
+						rv++
+						continue
+					}
 					dst.Bytes = appendPiece(dst.Bytes, p.lit)
 					continue
 				}
 				r := &refs[p.ref]
-				if j < r.n && j+1 < len(r.offs) && (r.nulls == nil || !r.nulls.Get(j)) { // the common case, inline
-					dst.Bytes = appendPiece(dst.Bytes, unsafeString(r.bytes[r.offs[j]:r.offs[j+1]]))
-					continue
+				if j < r.n && (r.nulls == nil || !r.nulls.Get(j)) { // the common cases, inline
+					if j+1 < len(r.offs) {
+						dst.Bytes = appendPiece(dst.Bytes, unsafeString(r.bytes[r.offs[j]:r.offs[j+1]]))
+						continue
+					}
+					if j < len(r.codes) { // a dictionary's value (a method, a path, a user agent)
+						dst.Bytes = appendPiece(dst.Bytes, r.dict[r.codes[j]])
+						continue
+					}
+					if j < len(r.ints) && uint64(r.ints[j]) < uint64(len(smallDecimals)) { // a status code
+						d := &smallDecimals[r.ints[j]]
+						dst.Bytes = appendPiece(dst.Bytes, unsafeString(d[:d[3]]))
+						continue
+					}
 				}
 				var ok bool
 				if dst.Bytes, ok = refs[p.ref].appendValue(dst.Bytes, j); !ok {

@@ -84,7 +84,8 @@ type sectionMeta struct {
 //	              v2: histOff (0: no history), [histLen when histOff > 0]
 //	              v3, encDerived only: ntemplates, then per template:
 //	                  npieces, then per piece: kind u8, then
-//	                  0 literal: length + bytes; 1 column: col
+//	                  0 literal: length + bytes; 1 column: col;
+//	                  v5: 2 residual: nothing more
 //	              npages, then per page: firstRow, rows, off, len,
 //	                  v2 with statPages: present, and when present > 0
 //	                      min, max (varint: value, or code of a dictionary-
@@ -515,7 +516,7 @@ func decodeBlock(d *decbuf, bi int, cols []ColumnDesc, dataEnd int64, version ui
 			}
 		}
 		if c.enc == encDerived && d.err == nil {
-			t, err := decodeDerivedTable(d, c.col, cols)
+			t, err := decodeDerivedTable(d, c.col, cols, version)
 			if err != nil {
 				return b, fmt.Errorf("block %d column %q: %w", bi, cols[c.col].Path, err)
 			}

@@ -75,7 +75,9 @@
 //	             in encBytes; id t > 0 is the concatenation of template
 //	             t's pieces (literals from the footer, and the values of
 //	             other columns of the same row, int64 in decimal): see
-//	             enc_derived.go
+//	             enc_derived.go; v5: then, when a template has residual
+//	             pieces, the uvarint lengths and the bytes of the rows'
+//	             residual values (residual.go)
 //
 // A version 2 chunk of plain bytes (encBytes) cut into several pages may
 // have a history unit: a sample of its values, which each of its pages is
@@ -130,8 +132,12 @@ const (
 	// encDict chunk may hold its codes in as many bits as the dictionary
 	// needs, stored raw (validPacked), so that a read of one row neither
 	// decompresses the page nor widens the codes to bytes.
-	FormatV4           = 4
-	FormatLatest       = FormatV4
+	FormatV4 = 4
+	// FormatV5 adds residual pieces to encDerived templates: bytes that
+	// vary per row (a date, a byte count), stored with the chunk's rows
+	// after the values stored as they are (segment/residual.go).
+	FormatV5           = 5
+	FormatLatest       = FormatV5
 	FormatMinSupported = FormatV1
 
 	headerSize  = 8

@@ -92,7 +92,7 @@ func TestPackedCodesRoundTrip(t *testing.T) {
 	defer r.Close()
 	old := openSegment(t, fs, "/d/v3.seg")
 	defer old.Close()
-	if r.Version() != FormatV4 {
+	if r.Version() != FormatLatest {
 		t.Fatalf("version %d", r.Version())
 	}
 	for _, tc := range cols[1:] {

@@ -269,6 +269,16 @@ type postingReader struct {
 }
 
 func (p *postingReader) bitmap(unit, off, ln int) (*roaring.Bitmap, error) {
+	b, err := p.posting(unit, off, ln)
+	if err != nil {
+		return nil, err
+	}
+	return decodeBitmap(b)
+}
+
+// posting returns the bytes of the serialized bitmap at [off, off+ln) of
+// posting unit unit.
+func (p *postingReader) posting(unit, off, ln int) ([]byte, error) {
 	if p.units == nil {
 		p.units = map[int][]byte{}
 	}
@@ -285,7 +295,30 @@ func (p *postingReader) bitmap(unit, off, ln int) (*roaring.Bitmap, error) {
 	if off > len(body) || ln > len(body)-off {
 		return nil, corrupt("field %q: posting [%d,+%d) outside unit of %d", p.f.Path, off, ln, len(body))
 	}
-	return decodeBitmap(body[off : off+ln])
+	return body[off : off+ln], nil
+}
+
+// appendTermRows appends the rows of term i, each plus add, to dst,
+// ascending; every row must be below below (the rows of the input).
+func (p *postingReader) appendTermRows(dst []uint32, t *terms, i int, add, below uint32) ([]uint32, error) {
+	switch t.pk[i] {
+	case postSingle:
+		if t.off[i] >= below {
+			return dst, corrupt("field %q: posting row %d past the segment's %d rows", p.f.Path, t.off[i], below)
+		}
+		return append(dst, t.off[i]+add), nil
+	case postFrequent:
+		return dst, errFrequent
+	}
+	b, err := p.posting(int(t.unit[i]), int(t.off[i]), int(t.ln[i]))
+	if err != nil {
+		return dst, err
+	}
+	dst, err = appendRoaringRows(dst, b, add, below)
+	if err != nil {
+		return dst, fmt.Errorf("field %q: %w", p.f.Path, err)
+	}
+	return dst, nil
 }
 
 // decodeBitmap deserializes a roaring bitmap. The roaring decoder trusts

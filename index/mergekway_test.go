@@ -1,0 +1,91 @@
+package index
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/sediment/sediment/internal/vec"
+)
+
+// TestMergeWritesTheBuiltIndex merges the indexes of three row ranges,
+// given in order and out of order, and checks that the merged index is
+// byte for byte the one built over all the rows at once: the same fields,
+// terms, counts, postings (single rows, arrays, runs and bitsets across
+// several 65536-row containers) and long rows.
+func TestMergeWritesTheBuiltIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 9))
+	const n = 150_000
+	msgs := make([]string, n)
+	status := make([]int64, n)
+	method := make([]string, n)
+	ok := make([]bool, n)
+	long := strings.Repeat("ab12", 17) // hex, longer than MaxTokenLen: a long row
+	for i := range msgs {
+		msgs[i] = fmt.Sprintf("req %d %s took %dms host-%d", rng.IntN(50), []string{"GET", "POST"}[i%2], rng.IntN(20), i%3000)
+		if i%997 == 0 {
+			msgs[i] += " key " + long
+		}
+		if i/40000 == 1 {
+			msgs[i] += " batch" // a run of rows
+		}
+		status[i] = []int64{200, 404, 500}[rng.IntN(3)]
+		method[i] = []string{"GET", "POST", "PUT"}[i%3]
+		ok[i] = i%5 != 0
+	}
+	opts := &BuilderOptions{FrequentTokenShare: 1}
+	add := func(b *Builder, from, to int) {
+		b.AddText("event_message", 0, strVec(msgs[from:to], 0))
+		b.AddInts("status", 0, &vec.Vector{Type: vec.Int64, Len: to - from, Ints: status[from:to]})
+		b.AddStrings("method", 0, dictVec(method[from:to]))
+		b.AddBools("ok", 0, &vec.Vector{Type: vec.Bool, Len: to - from, Bools: ok[from:to]})
+	}
+	write := func(fn func(b *Builder)) ([]byte, *memUnits) {
+		b := NewBuilder(opts)
+		fn(b)
+		u := &memUnits{}
+		dir, err := b.Write(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, u
+	}
+	wholeDir, wholeUnits := write(func(b *Builder) { add(b, 0, n) })
+	cuts := []int{0, 70_001, 70_002, n}
+	var inputs []MergeInput
+	for i := range len(cuts) - 1 {
+		from, to := cuts[i], cuts[i+1]
+		ix := buildWith(t, opts, func(b *Builder) { add(b, from, to) })
+		inputs = append(inputs, MergeInput{Index: ix, Offset: uint32(from), Rows: uint32(to - from)})
+	}
+	for _, order := range [][]int{{0, 1, 2}, {2, 0, 1}} {
+		var in []MergeInput
+		for _, i := range order {
+			in = append(in, inputs[i])
+		}
+		u := &memUnits{}
+		dir, err := Merge(in, u, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(dir, wholeDir) || !bytes.Equal(u.data, wholeUnits.data) {
+			t.Fatalf("inputs in order %v: merged index (%d+%d bytes) differs from the built one (%d+%d)", order, len(dir), len(u.data), len(wholeDir), len(wholeUnits.data))
+		}
+	}
+}
+
+// TestMergeRejectsRowsPastInput: a posting naming a row past its input's
+// rows is reported as corrupt, not shifted into the next input's rows.
+func TestMergeRejectsRowsPastInput(t *testing.T) {
+	opts := &BuilderOptions{FrequentTokenShare: 1}
+	ix := buildWith(t, opts, func(b *Builder) {
+		b.AddText("m", 0, strVec([]string{"a b", "a", "b", "a c"}, 0))
+	})
+	u := &memUnits{}
+	_, err := Merge([]MergeInput{{Index: ix, Rows: 2}, {Index: ix, Offset: 2, Rows: 4}}, u, opts)
+	if err == nil || !strings.Contains(err.Error(), "past") {
+		t.Fatalf("merge of postings past the input's rows: %v", err)
+	}
+}

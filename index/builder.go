@@ -402,7 +402,11 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 	var rows []uint32   // a value field's rows, reused by the next
 	for _, k := range keys {
 		if m := b.merged[k]; m != nil {
-			if err := fw.sortedField(k.path, k.kind, len(m.terms), m.term, m.long, b.frequentAbove(k.kind)); err != nil {
+			fw.begin(k.kind, b.frequentAbove(k.kind))
+			for i := range m.terms {
+				fw.term(m.term(i))
+			}
+			if err := fw.end(k.path, nil, m.long); err != nil {
 				return nil, err
 			}
 			delete(b.merged, k)

@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-
-	"github.com/RoaringBitmap/roaring/v2"
 )
 
 // MergeInput is one index to merge: the index of a segment whose rows
@@ -294,7 +292,7 @@ func (fl freqLists) of(m *mergedTerm) []int {
 // terms in ascending order.
 type mergedField struct {
 	terms []mergedOut
-	long  *roaring.Bitmap
+	long  []uint32 // ascending
 }
 
 // mergedOut is a term of a mergedField: its rows, or for a frequent
@@ -335,7 +333,8 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 	terms := map[string]*mergedTerm{}
 	var slab []mergedTerm // terms are taken from slabs: one allocation for many
 	var freqIn freqLists
-	long := roaring.New()
+	var long []uint32 // rows holding long tokens, in the merged segment
+	var rows []uint32 // one term's rows in its input
 	for _, in := range inputs {
 		for _, r := range in.RowMap {
 			b.rows = max(b.rows, r+1)
@@ -350,12 +349,7 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 		if err != nil {
 			return err
 		}
-		mapRow := func(r uint32) (uint32, error) {
-			if int64(r) >= int64(len(in.RowMap)) {
-				return 0, corrupt("field %q: posting row %d past the segment's %d rows", path, r, len(in.RowMap))
-			}
-			return in.RowMap[r], nil
-		}
+		below := uint32(min(len(in.RowMap), math.MaxUint32))
 		pr := &postingReader{ix: in.Index, f: f}
 		for i := 0; i < f.Terms; i++ {
 			m := terms[t.strs[i]]
@@ -381,45 +375,30 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 				freqIn.add(m, k)
 				continue
 			}
-			if t.pk[i] == postSingle {
-				r, err := mapRow(t.off[i])
-				if err != nil {
-					return err
-				}
-				m.rows.add(r)
-				continue
-			}
-			bm, err := pr.termRows(t, i)
-			if err != nil {
+			// The term's rows in the input, then in the merged segment:
+			// decoded into one list and mapped in a tight loop.
+			if rows, err = pr.appendTermRows(rows[:0], t, i, 0, below); err != nil {
 				return err
 			}
-			it := bm.ManyIterator()
-			var buf [256]uint32
-			for n := it.NextMany(buf[:]); n > 0; n = it.NextMany(buf[:]) {
-				for _, r := range buf[:n] {
-					mr, err := mapRow(r)
-					if err != nil {
-						return err
-					}
-					m.rows.add(mr)
-				}
+			for _, r := range rows {
+				m.rows.add(in.RowMap[r])
 			}
 		}
 		if f.longUnit > 0 {
-			lr, err := pr.bitmap(f.longUnit-1, f.longOff, f.longLen)
+			b, err := pr.posting(f.longUnit-1, f.longOff, f.longLen)
 			if err != nil {
 				return err
 			}
-			it := lr.Iterator()
-			for it.HasNext() {
-				mr, err := mapRow(it.Next())
-				if err != nil {
-					return err
-				}
-				long.Add(mr)
+			if rows, err = appendRoaringRows(rows[:0], b, 0, below); err != nil {
+				return fmt.Errorf("field %q long rows: %w", path, err)
+			}
+			for _, r := range rows {
+				long = append(long, in.RowMap[r])
 			}
 		}
 	}
+	slices.Sort(long)
+	long = slices.Compact(long)
 	if err := recoverRows(path, inputs, terms, freqIn, frequent); err != nil {
 		return err
 	}
@@ -485,10 +464,7 @@ func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm
 				bad = corrupt("field %q: value of row %d past the segment's %d rows", path, row, len(in.RowMap))
 				return
 			}
-			Tokenize(s, func(tok string) {
-				if !maybe.has(tok) {
-					return
-				}
+			maybe.tokens(s, func(tok string) {
 				if m := want[tok]; m != nil && m.lastRow != row+1 {
 					m.lastRow = row + 1
 					m.rows.add(in.RowMap[row])
@@ -534,4 +510,29 @@ func (f *tokenFilter) add(tok string) {
 func (f *tokenFilter) has(tok string) bool {
 	h := tokenHash(tok)
 	return f[h>>6]&(1<<(h&63)) != 0
+}
+
+// tokens calls fn with each token of s (as Tokenize finds them) that may
+// be one of those added. It is Tokenize and has in one loop: recoverRows
+// runs it over every value of an input, where most tokens are not wanted
+// and a call for each was most of its time (issue 14).
+func (f *tokenFilter) tokens(s string, fn func(tok string)) {
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && byteClass[s[i]]&classToken != 0 {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start < 0 {
+			continue
+		}
+		n := i - start
+		x := uint32(n) | uint32(s[start])<<8 | uint32(s[start+n/2])<<16 | uint32(s[i-1])<<24
+		if h := (x * 2654435761) >> 16; f[h>>6]&(1<<(h&63)) != 0 {
+			fn(s[start:i])
+		}
+		start = -1
+	}
 }

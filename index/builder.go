@@ -96,8 +96,16 @@ func (f *fieldBuilder) addClassified(tok string, hex bool, row uint32) {
 		}
 		return
 	}
-	h := hashToken(tok)
-	p := f.toks.get(tok, h)
+	var h uint64
+	var p *postings
+	if len(tok) <= maxShort {
+		x := packShort(tok)
+		h = hashShort(x)
+		p = f.toks.getShort(x, h)
+	} else {
+		h = hashToken(tok)
+		p = f.toks.get(tok, h)
+	}
 	if p == nil {
 		if long && f.longTerms >= maxLongTerms {
 			f.long.add(row)

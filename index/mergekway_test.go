@@ -89,3 +89,91 @@ func TestMergeRejectsRowsPastInput(t *testing.T) {
 		t.Fatalf("merge of postings past the input's rows: %v", err)
 	}
 }
+
+// TestMergeTextWritesTheBuiltIndex: the token field MergeText carries over
+// from time-ordered parts into a segment ordered by a key (each part's
+// rows spread over the whole segment, in order within a key) is byte for
+// byte the field AddText builds over the reordered messages, tokens
+// frequent in a part but not overall included.
+func TestMergeTextWritesTheBuiltIndex(t *testing.T) {
+	msgs := edgeMessages(9000, 4)
+	for i := 0; i < len(msgs); i += 13 { // long hex tokens: long rows
+		msgs[i] += " " + strings.Repeat(fmt.Sprintf("%016x", i), 5)
+	}
+	for i := range msgs {
+		msgs[i] += fmt.Sprintf(" proj%d", i%7)
+		if i < 400 {
+			msgs[i] += " burst" // frequent in the first part, not overall
+		}
+	}
+	// Output order: by project (i%7), then by input row.
+	perm := make([]int, len(msgs))
+	next := 0
+	for p := range 7 {
+		for i := p; i < len(msgs); i += 7 {
+			perm[i] = next
+			next++
+		}
+	}
+	opts := &BuilderOptions{FrequentTokenShare: 1.0 / 16}
+	out := make([]string, len(msgs))
+	for i, p := range perm {
+		out[p] = msgs[i]
+	}
+	write := func(b *Builder) ([]byte, []byte) {
+		u := &memUnits{}
+		dir, err := b.Write(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, u.data
+	}
+	built := NewBuilder(opts)
+	for from := 0; from < len(out); from += 4096 {
+		to := min(from+4096, len(out))
+		built.AddText("event_message", uint32(from), strVec(out[from:to], 0))
+	}
+	wantDir, wantUnits := write(built)
+	const parts = 3
+	var inputs []MappedInput
+	for k := range parts {
+		from, to := k*len(msgs)/parts, (k+1)*len(msgs)/parts
+		ix := buildWith(t, opts, func(b *Builder) { b.AddText("event_message", 0, strVec(msgs[from:to], 0)) })
+		rowMap := make([]uint32, to-from)
+		for i := range rowMap {
+			rowMap[i] = uint32(perm[from+i])
+		}
+		part := msgs[from:to]
+		inputs = append(inputs, MappedInput{Index: ix, RowMap: rowMap, Values: func(fn func(row uint32, s string)) error {
+			for i, m := range part {
+				fn(uint32(i), m)
+			}
+			return nil
+		}})
+	}
+	// The case must hold tokens frequent in a part but not overall.
+	builtIx, err := Open(wantDir, &memUnits{data: wantUnits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overall := tokenTerms(t, builtIx)
+	recovered := 0
+	for _, in := range inputs {
+		for term, rows := range tokenTerms(t, in.Index) {
+			if rows == nil && overall[term] != nil {
+				recovered++
+			}
+		}
+	}
+	if recovered == 0 {
+		t.Fatal("no token is frequent in a part only")
+	}
+	b := NewBuilder(opts)
+	if err := b.MergeText("event_message", inputs); err != nil {
+		t.Fatal(err)
+	}
+	gotDir, gotUnits := write(b)
+	if !bytes.Equal(gotDir, wantDir) || !bytes.Equal(gotUnits, wantUnits) {
+		t.Fatalf("merged token index (%d+%d bytes) differs from the built one (%d+%d)", len(gotDir), len(gotUnits), len(wantDir), len(wantUnits))
+	}
+}

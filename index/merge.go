@@ -77,7 +77,7 @@ func Merge(inputs []MergeInput, w UnitWriter, opts *BuilderOptions) ([]byte, err
 			if err != nil {
 				return nil, err
 			}
-			srcs = append(srcs, mergeSrc{in: in, f: f, t: t, pr: postingReader{ix: in.Index, f: f}})
+			srcs = append(srcs, mergeSrc{in: in, f: f, t: t, pr: postingReader{ix: in.Index, f: f, inOrder: true}})
 		}
 		m.srcs = srcs
 		freq := uint64(math.MaxUint64)
@@ -350,7 +350,7 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 			return err
 		}
 		below := uint32(min(len(in.RowMap), math.MaxUint32))
-		pr := &postingReader{ix: in.Index, f: f}
+		pr := &postingReader{ix: in.Index, f: f, inOrder: true}
 		for i := 0; i < f.Terms; i++ {
 			m := terms[t.strs[i]]
 			if m == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,5 +176,43 @@ func TestMergeTextWritesTheBuiltIndex(t *testing.T) {
 	gotDir, gotUnits := write(b)
 	if !bytes.Equal(gotDir, wantDir) || !bytes.Equal(gotUnits, wantUnits) {
 		t.Fatalf("merged token index (%d+%d bytes) differs from the built one (%d+%d)", len(gotDir), len(gotUnits), len(wantDir), len(wantUnits))
+	}
+}
+
+// TestPostingReaderInOrder: a posting reader that keeps only its last
+// unit reads every term's rows right in any order (units read again when
+// the order goes back), as one keeping every unit does.
+func TestPostingReaderInOrder(t *testing.T) {
+	msgs := edgeMessages(20000, 5)
+	ix := buildWith(t, &BuilderOptions{FrequentTokenShare: 1}, func(b *Builder) {
+		b.AddText("event_message", 0, strVec(msgs, 0))
+	})
+	f, terms, err := ix.lookup("event_message", KindToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.units) < 2 {
+		t.Fatalf("%d posting units: the case needs several", len(f.units))
+	}
+	all := &postingReader{ix: ix, f: f}
+	for _, order := range []string{"ascending", "descending"} {
+		last := &postingReader{ix: ix, f: f, inOrder: true}
+		for k := range f.Terms {
+			i := k
+			if order == "descending" {
+				i = f.Terms - 1 - k
+			}
+			want, err := all.appendTermRows(nil, terms, i, 0, uint32(len(msgs)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := last.appendTermRows(nil, terms, i, 0, uint32(len(msgs)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: term %q: %d rows, want %d", order, terms.strs[i], len(got), len(want))
+			}
+		}
 	}
 }

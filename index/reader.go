@@ -266,6 +266,13 @@ type postingReader struct {
 	ix    *Index
 	f     *field
 	units map[int][]byte
+	// inOrder keeps only the last unit read instead (in cur, number
+	// curUnit+1): a merge reads a field's postings in term order, which
+	// is the order of the units, so a unit done with is let go rather
+	// than held with every other input's to the end of the field.
+	inOrder bool
+	cur     []byte
+	curUnit int
 }
 
 func (p *postingReader) bitmap(unit, off, ln int) (*roaring.Bitmap, error) {
@@ -279,10 +286,16 @@ func (p *postingReader) bitmap(unit, off, ln int) (*roaring.Bitmap, error) {
 // posting returns the bytes of the serialized bitmap at [off, off+ln) of
 // posting unit unit.
 func (p *postingReader) posting(unit, off, ln int) ([]byte, error) {
-	if p.units == nil {
+	var body []byte
+	ok := false
+	switch {
+	case p.inOrder:
+		body, ok = p.cur, p.curUnit == unit+1
+	case p.units == nil:
 		p.units = map[int][]byte{}
+	default:
+		body, ok = p.units[unit]
 	}
-	body, ok := p.units[unit]
 	if !ok {
 		u := p.f.units[unit]
 		var err error
@@ -290,7 +303,11 @@ func (p *postingReader) posting(unit, off, ln int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.units[unit] = body
+		if p.inOrder {
+			p.cur, p.curUnit = body, unit+1
+		} else {
+			p.units[unit] = body
+		}
 	}
 	if off > len(body) || ln > len(body)-off {
 		return nil, corrupt("field %q: posting [%d,+%d) outside unit of %d", p.f.Path, off, ln, len(body))

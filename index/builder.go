@@ -2,15 +2,12 @@ package index
 
 import (
 	"cmp"
-	"encoding/binary"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
-	"github.com/sediment/sediment/internal/varint"
 	"github.com/sediment/sediment/internal/vec"
 )
 
@@ -99,8 +96,16 @@ func (f *fieldBuilder) addClassified(tok string, hex bool, row uint32) {
 		}
 		return
 	}
-	h := hashToken(tok)
-	p := f.toks.get(tok, h)
+	var h uint64
+	var p *postings
+	if len(tok) <= maxShort {
+		x := packShort(tok)
+		h = hashShort(x)
+		p = f.toks.getShort(x, h)
+	} else {
+		h = hashToken(tok)
+		p = f.toks.get(tok, h)
+	}
 	if p == nil {
 		if long && f.longTerms >= maxLongTerms {
 			f.long.add(row)
@@ -361,51 +366,6 @@ func (b *Builder) Empty() bool {
 	return true
 }
 
-// unitBuf collects serialized bitmaps into posting units.
-type unitBuf struct {
-	w     UnitWriter
-	buf   []byte
-	units [][2]int64
-	err   error
-}
-
-// add appends a bitmap and returns (unit index, offset, length).
-func (u *unitBuf) add(bm *roaring.Bitmap) (int, int, int) {
-	bm.RunOptimize()
-	start := len(u.buf)
-	// Serialised straight into the unit (ToBytes would give each bitmap
-	// a buffer of its own, grown step by step, to be copied and dropped).
-	if _, err := bm.WriteTo(appendWriter{&u.buf}); err != nil && u.err == nil {
-		u.err = err
-	}
-	idx, off, ln := len(u.units), start, len(u.buf)-start
-	if len(u.buf) >= postingUnitTarget {
-		u.flush()
-	}
-	return idx, off, ln
-}
-
-// appendWriter is an io.Writer appending to a byte slice.
-type appendWriter struct{ b *[]byte }
-
-func (w appendWriter) Write(p []byte) (int, error) {
-	*w.b = append(*w.b, p...)
-	return len(p), nil
-}
-
-func (u *unitBuf) flush() {
-	if len(u.buf) == 0 || u.err != nil {
-		return
-	}
-	off, ln, err := u.w.WriteUnit(u.buf)
-	if err != nil {
-		u.err = err
-		return
-	}
-	u.units = append(u.units, [2]int64{off, ln})
-	u.buf = u.buf[:0]
-}
-
 // termOut is one term to write: its rows (a sorted list or a bitmap) or,
 // for a frequent token, only its count.
 type termOut struct {
@@ -450,7 +410,11 @@ func (b *Builder) Write(w UnitWriter) ([]byte, error) {
 	var rows []uint32   // a value field's rows, reused by the next
 	for _, k := range keys {
 		if m := b.merged[k]; m != nil {
-			if err := fw.sortedField(k.path, k.kind, len(m.terms), m.term, m.long, b.frequentAbove(k.kind)); err != nil {
+			fw.begin(k.kind, b.frequentAbove(k.kind))
+			for i := range m.terms {
+				fw.term(m.term(i))
+			}
+			if err := fw.end(k.path, nil, m.long); err != nil {
 				return nil, err
 			}
 			delete(b.merged, k)
@@ -535,118 +499,10 @@ func sortFieldKeys(keys []fieldKey) {
 	})
 }
 
-// fieldWriter serialises fields: postings into units through w, terms
-// into a terms unit, and the directory.
-type fieldWriter struct {
-	w   UnitWriter
-	dir []byte
-	n   int
-	// rows is the memory terms' rowLists are decoded into, one at a time.
-	rows []uint32
-	// words is rowsBitmap's bitset, for one term at a time.
-	words []uint64
-}
-
-func newFieldWriter(w UnitWriter) *fieldWriter { return &fieldWriter{w: w} }
-
 // compareTerms orders the terms of a field of kind.
 func compareTerms(kind Kind, a, b termKey) int {
 	if kind == kindString || kind == kindToken {
 		return strings.Compare(a.str, b.str)
 	}
 	return cmp.Compare(a.num, b.num)
-}
-
-// field writes a field of terms in any order.
-func (fw *fieldWriter) field(path string, kind Kind, terms []termOut, long *roaring.Bitmap, frequent uint64) error {
-	slices.SortFunc(terms, func(a, b termOut) int { return compareTerms(kind, a.key, b.key) })
-	return fw.sortedField(path, kind, len(terms), func(i int) termOut { return terms[i] }, long, frequent)
-}
-
-// sortedField writes a field of n terms, term(i) being the i-th in
-// ascending order; term is called once for each, in order.
-func (fw *fieldWriter) sortedField(path string, kind Kind, n int, term func(i int) termOut, long *roaring.Bitmap, frequent uint64) error {
-	ub := &unitBuf{w: fw.w}
-	var tb []byte
-	prev := int64(0)
-	for i := range n {
-		t := term(i)
-		if t.list.n > 0 {
-			fw.rows = t.list.appendSorted(fw.rows[:0])
-			t.rows = fw.rows
-		}
-		switch kind {
-		case kindInt:
-			tb = binary.AppendUvarint(tb, varint.Zigzag(t.key.num-prev))
-			prev = t.key.num
-		case kindString, kindToken:
-			tb = binary.AppendUvarint(tb, uint64(len(t.key.str)))
-			tb = append(tb, t.key.str...)
-		case kindBool:
-			tb = append(tb, byte(t.key.num))
-		}
-		switch {
-		case t.frequent || t.card > frequent:
-			tb = append(tb, postFrequent)
-			tb = binary.AppendUvarint(tb, t.card)
-		case t.card == 1:
-			row := t.one
-			switch {
-			case t.bm != nil:
-				row = t.bm.Minimum()
-			case len(t.rows) > 0:
-				row = t.rows[0]
-			}
-			tb = append(tb, postSingle)
-			tb = binary.AppendUvarint(tb, uint64(row))
-		default:
-			bm := t.bm
-			if bm == nil {
-				bm = rowsBitmap(t.rows, &fw.words)
-			}
-			ui, off, ln := ub.add(bm)
-			tb = append(tb, postBitmap)
-			tb = binary.AppendUvarint(tb, uint64(ui))
-			tb = binary.AppendUvarint(tb, uint64(off))
-			tb = binary.AppendUvarint(tb, uint64(ln))
-			tb = binary.AppendUvarint(tb, t.card)
-		}
-	}
-	longUnit, longOff, longLen := 0, 0, 0
-	if long != nil && !long.IsEmpty() {
-		ui, off, ln := ub.add(long)
-		longUnit, longOff, longLen = ui+1, off, ln
-	}
-	ub.flush()
-	if ub.err != nil {
-		return fmt.Errorf("index %s: %w", path, ub.err)
-	}
-	termsOff, termsLen, err := fw.w.WriteUnit(tb)
-	if err != nil {
-		return fmt.Errorf("index %s terms: %w", path, err)
-	}
-	d := fw.dir
-	d = binary.AppendUvarint(d, uint64(len(path)))
-	d = append(d, path...)
-	d = append(d, byte(kind))
-	d = binary.AppendUvarint(d, uint64(n))
-	d = binary.AppendUvarint(d, uint64(termsOff))
-	d = binary.AppendUvarint(d, uint64(termsLen))
-	d = binary.AppendUvarint(d, uint64(len(ub.units)))
-	for _, u := range ub.units {
-		d = binary.AppendUvarint(d, uint64(u[0]))
-		d = binary.AppendUvarint(d, uint64(u[1]))
-	}
-	d = binary.AppendUvarint(d, uint64(longUnit))
-	d = binary.AppendUvarint(d, uint64(longOff))
-	d = binary.AppendUvarint(d, uint64(longLen))
-	fw.dir = d
-	fw.n++
-	return nil
-}
-
-func (fw *fieldWriter) finish() []byte {
-	out := []byte{FormatLatest}
-	out = binary.AppendUvarint(out, uint64(fw.n))
-	return append(out, fw.dir...)
 }

@@ -266,13 +266,36 @@ type postingReader struct {
 	ix    *Index
 	f     *field
 	units map[int][]byte
+	// inOrder keeps only the last unit read instead (in cur, number
+	// curUnit+1): a merge reads a field's postings in term order, which
+	// is the order of the units, so a unit done with is let go rather
+	// than held with every other input's to the end of the field.
+	inOrder bool
+	cur     []byte
+	curUnit int
 }
 
 func (p *postingReader) bitmap(unit, off, ln int) (*roaring.Bitmap, error) {
-	if p.units == nil {
-		p.units = map[int][]byte{}
+	b, err := p.posting(unit, off, ln)
+	if err != nil {
+		return nil, err
 	}
-	body, ok := p.units[unit]
+	return decodeBitmap(b)
+}
+
+// posting returns the bytes of the serialized bitmap at [off, off+ln) of
+// posting unit unit.
+func (p *postingReader) posting(unit, off, ln int) ([]byte, error) {
+	var body []byte
+	ok := false
+	switch {
+	case p.inOrder:
+		body, ok = p.cur, p.curUnit == unit+1
+	case p.units == nil:
+		p.units = map[int][]byte{}
+	default:
+		body, ok = p.units[unit]
+	}
 	if !ok {
 		u := p.f.units[unit]
 		var err error
@@ -280,12 +303,39 @@ func (p *postingReader) bitmap(unit, off, ln int) (*roaring.Bitmap, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.units[unit] = body
+		if p.inOrder {
+			p.cur, p.curUnit = body, unit+1
+		} else {
+			p.units[unit] = body
+		}
 	}
 	if off > len(body) || ln > len(body)-off {
 		return nil, corrupt("field %q: posting [%d,+%d) outside unit of %d", p.f.Path, off, ln, len(body))
 	}
-	return decodeBitmap(body[off : off+ln])
+	return body[off : off+ln], nil
+}
+
+// appendTermRows appends the rows of term i, each plus add, to dst,
+// ascending; every row must be below below (the rows of the input).
+func (p *postingReader) appendTermRows(dst []uint32, t *terms, i int, add, below uint32) ([]uint32, error) {
+	switch t.pk[i] {
+	case postSingle:
+		if t.off[i] >= below {
+			return dst, corrupt("field %q: posting row %d past the segment's %d rows", p.f.Path, t.off[i], below)
+		}
+		return append(dst, t.off[i]+add), nil
+	case postFrequent:
+		return dst, errFrequent
+	}
+	b, err := p.posting(int(t.unit[i]), int(t.off[i]), int(t.ln[i]))
+	if err != nil {
+		return dst, err
+	}
+	dst, err = appendRoaringRows(dst, b, add, below)
+	if err != nil {
+		return dst, fmt.Errorf("field %q: %w", p.f.Path, err)
+	}
+	return dst, nil
 }
 
 // decodeBitmap deserializes a roaring bitmap. The roaring decoder trusts

@@ -1,6 +1,9 @@
 package index
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"math/bits"
+)
 
 // tokenTable maps the terms of a token field being built to their
 // postings. It stands in for a map[string]*postings on AddText's path,
@@ -16,14 +19,50 @@ type tokenTable struct {
 	slots []uint64
 	keys  []string
 	posts []*postings
+	// short holds, by term number, packShort of the terms of at most
+	// maxShort bytes (0 for longer ones): most tokens are that short, and
+	// such a term is compared as one integer, without reading its bytes.
+	short []uint64
 }
 
 // tokenSeed seeds the hash of every token table: the table's layout
 // stays inside the builder, so one seed for the process will do.
 var tokenSeed = maphash.MakeSeed()
 
-// hashToken is the hash a tokenTable files tok under.
-func hashToken(tok string) uint64 { return maphash.String(tokenSeed, tok) }
+// maxShort is the longest token packShort packs.
+const maxShort = 7
+
+// packShort packs the bytes of a string of at most maxShort bytes, and its
+// length plus one above them, into an integer that no other string shares
+// (and that is not 0, which marks a longer term in tokenTable.short).
+func packShort(s string) uint64 {
+	x := uint64(len(s)+1) << 56
+	for i := 0; i < len(s); i++ {
+		x |= uint64(s[i]) << (8 * i)
+	}
+	return x
+}
+
+// hashToken is the hash a tokenTable files tok under: for a short token a
+// multiply-fold of its packed bytes (a maphash.String call was a sixth of
+// AddText), else maphash.
+func hashToken(tok string) uint64 {
+	if len(tok) <= maxShort {
+		return hashShort(packShort(tok))
+	}
+	return maphash.String(tokenSeed, tok)
+}
+
+// hashShort mixes a packShort value: the high and the low half of its
+// 128-bit product with an odd constant, folded.
+func hashShort(x uint64) uint64 {
+	hi, lo := bits.Mul64(x^shortSeed, 0x9E3779B97F4A7C15)
+	return hi ^ lo
+}
+
+// shortSeed varies hashShort from process to process, as tokenSeed does
+// maphash's.
+var shortSeed = maphash.Comparable(tokenSeed, 0)
 
 // minTokenSlots is the slots of a table's first allocation.
 const minTokenSlots = 1024
@@ -51,6 +90,27 @@ func (t *tokenTable) get(tok string, h uint64) *postings {
 	}
 }
 
+// getShort is get for a token of at most maxShort bytes, x being its
+// packShort and h its hash.
+func (t *tokenTable) getShort(x, h uint64) *postings {
+	if len(t.slots) == 0 {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	tag := h >> 32
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			return nil
+		}
+		if s>>32 == tag {
+			if k := uint32(s) - 1; t.short[k] == x {
+				return t.posts[k]
+			}
+		}
+	}
+}
+
 // put files key (not a term yet, hash h) with postings p. The table
 // keeps key as it is: the caller gives it a string of its own.
 func (t *tokenTable) put(key string, h uint64, p *postings) {
@@ -59,6 +119,11 @@ func (t *tokenTable) put(key string, h uint64, p *postings) {
 	}
 	t.keys = append(t.keys, key)
 	t.posts = append(t.posts, p)
+	short := uint64(0)
+	if len(key) <= maxShort {
+		short = packShort(key)
+	}
+	t.short = append(t.short, short)
 	t.place(h, uint32(len(t.keys)))
 }
 

@@ -148,8 +148,36 @@ func TestTokenTable(t *testing.T) {
 		if p := tt.get(k+"x", hashToken(k+"x")); p != nil {
 			t.Fatalf("term %qx found", k)
 		}
+		if len(k) <= maxShort {
+			if p := tt.getShort(packShort(k), hashToken(k)); p != &ps[i] {
+				t.Fatalf("short term %q: wrong postings", k)
+			}
+		}
+		if k := fmt.Sprint("u", i); tt.getShort(packShort(k), hashToken(k)) != nil {
+			t.Fatalf("short term %q found", k)
+		}
 	}
 	if tt.len() != len(ps) || len(tt.slots) < 2*len(ps) {
 		t.Fatalf("%d terms in %d slots", tt.len(), len(tt.slots))
+	}
+}
+
+// TestPackShort: strings of up to maxShort bytes pack to distinct
+// integers, their length included (a token never holds a 0 byte, but the
+// table does not rely on it).
+func TestPackShort(t *testing.T) {
+	seen := map[uint64]string{}
+	for _, s := range []string{"", "a", "a\x00", "\x00a", "\x00", "ab", "ba", "abcdefg", "abcdef\x00", "\xff\xff\xff\xff\xff\xff\xff", "GET", "v1", "1v"} {
+		x := packShort(s)
+		if x == 0 {
+			t.Fatalf("%q packs to 0", s)
+		}
+		if o, ok := seen[x]; ok {
+			t.Fatalf("%q and %q pack alike", s, o)
+		}
+		seen[x] = s
+		if hashToken(s) != hashShort(x) {
+			t.Fatalf("%q: hashToken differs from hashShort of its packing", s)
+		}
 	}
 }

@@ -293,8 +293,8 @@ func (s *Shard) canConcatenate(group []*segRef) bool {
 // concatSegments compacts time-ordered segments by copying their blocks
 // and merging their indexes, without decoding any column. The blocks'
 // units are copied as they are, those written by flushes at the flush
-// level included: recompressing them at the compaction level took more
-// CPU than it saved bytes (copyRecompress).
+// level included, unless the compaction level was raised above the
+// default (recompressOnConcat).
 func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (*segRef, error) {
 	cols, colIn := unionColumns(group)
 	out, err := s.createSegment(id, cols, s.opts.CompactZstdLevel)
@@ -328,8 +328,11 @@ func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (*segRe
 				colMap[ic] = oc
 			}
 		}
+		// Segments written by a flush are at the flush level; those written
+		// by compaction already at this one.
+		recompress := len(g.meta.replaces) == 0 && s.recompressOnConcat()
 		for b := 0; b < g.r.NumBlocks(); b++ {
-			if err := w.CopyBlock(g.r, b, colMap, copyRecompress); err != nil {
+			if err := w.CopyBlock(g.r, b, colMap, recompress); err != nil {
 				return nil, err
 			}
 		}
@@ -360,13 +363,20 @@ func (s *Shard) concatSegments(id uint64, group []*segRef, meta segMeta) (*segRe
 	return out.commit(dir, meta)
 }
 
-// copyRecompress is whether concatSegments recompresses the units it
-// copies at the compaction level (Writer.CopyBlock). It does not:
-// BenchmarkStoreCPU in time order (700,000 edge events, flushes at level
-// 1, compaction at level 2; medians of 6 runs) took 2.3 CPU-s per 1M
-// events to compact with the flushes' units recompressed, 1.7 with them
-// copied as they are, for 88.77 and 89.41 bytes an event on disk.
-const copyRecompress = false
+// DefaultCompactZstdLevel is Options.CompactZstdLevel's default.
+const DefaultCompactZstdLevel = 2
+
+// recompressOnConcat reports whether concatSegments recompresses the
+// units it copies at the compaction level (Writer.CopyBlock): only when
+// the compaction level was raised above the default, a choice of disk
+// over CPU. At the default it copies them as they are: BenchmarkStoreCPU
+// in time order (700,000 edge events, flushes at level 1, compaction at
+// level 2; medians of 6 runs) took 2.3 CPU-s per 1M events to compact
+// with the flushes' units recompressed, 1.7 with them copied as they
+// are, for 88.77 and 89.41 bytes an event on disk.
+func (s *Shard) recompressOnConcat() bool {
+	return s.opts.CompactZstdLevel > DefaultCompactZstdLevel && s.opts.CompactZstdLevel > s.opts.ZstdLevel
+}
 
 // unionColumns is the column directory of several segments, sorted, and
 // for each output column the input column index per segment (-1 absent).

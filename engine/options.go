@@ -120,7 +120,9 @@ type Options struct {
 	// make way), CompactZstdLevel when compaction rewrites segments in the
 	// background (default 2: where data lives; level 3 stores about 2%
 	// fewer bytes for about a tenth more compaction CPU, see
-	// docs/benchmarking.md, "Compression levels").
+	// docs/benchmarking.md, "Compression levels"; a level above the
+	// default also recompresses the flushes' units when time-ordered
+	// segments are concatenated).
 	BlockRows        int
 	PageBytes        int
 	ZstdLevel        int
@@ -319,7 +321,7 @@ func (o *Options) withDefaults() (*Options, error) {
 		}
 	}
 	def(&out.ZstdLevel, 1)
-	def(&out.CompactZstdLevel, 2)
+	def(&out.CompactZstdLevel, DefaultCompactZstdLevel)
 	def(&out.SegmentMaxRows, 2<<20)
 	defDur(&out.CompactionInterval, 10*time.Second)
 	def(&out.CompactionMinInputs, 4)

@@ -22,7 +22,7 @@ type formatFixture struct {
 }
 
 // The fixtures of versions 3-5 (versions 1 and 2 have their own tests in
-// format_test.go). Each uses pages of 8 KiB and 512 rows at most.
+// format_test.go and derived_test.go). Each uses pages of 8 KiB and 512 rows at most.
 var (
 	// testdata/v3.seg: dictionary codes of one and two bytes, derived
 	// messages, delta timestamps.

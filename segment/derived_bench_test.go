@@ -25,7 +25,16 @@ func BenchmarkDerivedRead(b *testing.B) {
 	for i := int32(3); i < rows; i += 16 {
 		list = append(list, i)
 	}
-	for _, version := range []uint8{FormatV2, FormatV3} {
+	benchMessageReads(b, cols, rows, list, FormatV2, FormatV3)
+}
+
+// benchMessageReads writes cols (rows rows, one block) as one segment of each version and reads
+// its event_message column back, pages read from the file each time (no
+// page cache): "whole/v<version>" all its rows, as a scan does, and
+// "rows/v<version>" the rows of list, as a read of a filter's records
+// does.
+func benchMessageReads(b *testing.B, cols []testColumn, rows int, list []int32, versions ...uint8) {
+	for _, version := range versions {
 		fs := vfs.NewMemFS()
 		fs.MkdirAll("/d")
 		opts := WriterOptions{FormatVersion: version}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/internal/vfs"
 )
 
@@ -40,30 +39,6 @@ func BenchmarkResidual(b *testing.B) {
 			b.ReportMetric(float64(benchCPU()-cpu)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(msgBytes)/rows, "msg-B/row")
 		})
-		fs := vfs.NewMemFS()
-		fs.MkdirAll("/d")
-		writeSegment(b, fs, "/d/s.seg", cols, rows, &opts)
-		r := openSegment(b, fs, "/d/s.seg")
-		col := r.Column("event_message", TypeString)
-		for _, read := range []string{"whole", "rows"} {
-			b.Run(fmt.Sprintf("%s/v%d", read, version), func(b *testing.B) {
-				var v vec.Vector
-				b.ReportAllocs()
-				cpu := benchCPU()
-				for i := 0; i < b.N; i++ {
-					var err error
-					if read == "rows" {
-						err = r.readRowsInto(0, col, list, &v, readCtl{mode: cacheBypass, reuse: true})
-					} else {
-						err = r.readColumnInto(0, col, 0, rows, &v, readCtl{mode: cacheBypass, reuse: true})
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(benchCPU()-cpu)/float64(b.N), "cpu-ns/op")
-			})
-		}
-		r.Close()
 	}
+	benchMessageReads(b, cols, rows, list, FormatV4, FormatV5)
 }

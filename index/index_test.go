@@ -78,16 +78,23 @@ func buildWith(t *testing.T, opts *BuilderOptions, fn func(b *Builder)) *Index {
 	t.Helper()
 	b := NewBuilder(opts)
 	fn(b)
-	u := &memUnits{}
-	dir, err := b.Write(u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, u := writeIndex(t, b)
 	ix, err := Open(dir, u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ix
+}
+
+// writeIndex writes b's index into memory: its directory and its units.
+func writeIndex(t *testing.T, b *Builder) ([]byte, *memUnits) {
+	t.Helper()
+	u := &memUnits{}
+	dir, err := b.Write(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, u
 }
 
 func TestValueLookups(t *testing.T) {

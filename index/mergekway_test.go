@@ -46,12 +46,7 @@ func TestMergeWritesTheBuiltIndex(t *testing.T) {
 	write := func(fn func(b *Builder)) ([]byte, *memUnits) {
 		b := NewBuilder(opts)
 		fn(b)
-		u := &memUnits{}
-		dir, err := b.Write(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dir, u
+		return writeIndex(t, b)
 	}
 	wholeDir, wholeUnits := write(func(b *Builder) { add(b, 0, n) })
 	cuts := []int{0, 70_001, 70_002, n}
@@ -122,11 +117,7 @@ func TestMergeTextWritesTheBuiltIndex(t *testing.T) {
 		out[p] = msgs[i]
 	}
 	write := func(b *Builder) ([]byte, []byte) {
-		u := &memUnits{}
-		dir, err := b.Write(u)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dir, u := writeIndex(t, b)
 		return dir, u.data
 	}
 	built := NewBuilder(opts)

@@ -1,12 +1,14 @@
 package segment
 
 import (
+	"encoding/binary"
+	"math"
 	"strconv"
 
 	"github.com/sediment/sediment/internal/vec"
 )
 
-// Text values of single rows kept among the row texts (rowtext.go). A
+// Values of single rows kept among the row texts (rowtext.go). A
 // search for a rare word verifies its candidate rows by reading the
 // searched column at those rows: a derived message (format version 3)
 // reads a page of each column it is built from for that (the URL's 128
@@ -16,7 +18,8 @@ import (
 // returns were kept). A read of a few rows of a block of a text column
 // (not dictionary encoded: those cost a dictionary entry and a code)
 // keeps their values, and a later read of the same rows takes them from
-// there, without a page.
+// there, without a page. So does one of a number column's (the
+// candidates' timestamps, whose delta pages decode from their start).
 
 // maxKeptRowValues is the most rows of one block a read keeps the values
 // of: more is a scan of many matches, whose values would push out the
@@ -26,15 +29,20 @@ const maxKeptRowValues = 64
 // keepsRowValues reports whether a read of n rows of chunk c (column type
 // t) of a block of blockRows rows goes through the kept row values.
 func keepsRowValues(c *chunkMeta, t ColType, n, blockRows int, mode cacheMode) bool {
-	return mode != cacheBypass && t == TypeString && c.enc != encDict &&
-		n <= maxKeptRowValues && n*memoSparseRows <= blockRows
+	switch t {
+	case TypeString, TypeInt64, TypeTimestamp, TypeFloat64:
+	default:
+		return false
+	}
+	return mode != cacheBypass && c.enc != encDict && n <= maxKeptRowValues && n*memoSparseRows <= blockRows
 }
 
 // rowValueTag is the tag of column col's values among the row texts.
 func rowValueTag(col int) string { return "value\x00" + strconv.Itoa(col) }
 
 // Kept values: a NULL as keptNull, a value as keptValue followed by its
-// bytes.
+// bytes (a string's) or its 8 bytes little endian (an int64's, a
+// timestamp's, a float64's bits).
 const (
 	keptNull  = "\x00"
 	keptValue = '\x01'
@@ -49,21 +57,28 @@ func (r *Reader) rowValuesKept(first int, tag string, rows []int32, dst *vec.Vec
 	kept := buf[:0]
 	for _, x := range rows {
 		s, ok := r.RowText(first+int(x), tag)
-		if !ok || s == "" {
+		if !ok || s == "" || s != keptNull && dst.Type != vec.String && len(s) != 9 {
 			return false
 		}
 		kept = append(kept, s)
 	}
 	for i, s := range kept {
-		if s == keptNull {
+		switch {
+		case s == keptNull:
 			if dst.Nulls == nil {
 				dst.Nulls = vec.NewBitset(dst.Len)
 			}
 			dst.Nulls.Set(i)
-		} else {
+		case dst.Type == vec.String:
 			dst.Bytes = append(dst.Bytes, s[1:]...)
+		case dst.Type == vec.Float64:
+			dst.Floats[i] = math.Float64frombits(keptUint64(s))
+		default:
+			dst.Ints[i] = int64(keptUint64(s))
 		}
-		dst.Offs[i+1] = uint32(len(dst.Bytes))
+		if dst.Type == vec.String {
+			dst.Offs[i+1] = uint32(len(dst.Bytes))
+		}
 	}
 	return true
 }
@@ -71,14 +86,36 @@ func (r *Reader) rowValuesKept(first int, tag string, rows []int32, dst *vec.Vec
 // keepRowValues keeps the values dst holds of rows (of the block whose
 // first row is first), read from the pages.
 func (r *Reader) keepRowValues(first int, tag string, rows []int32, dst *vec.Vector) {
-	if dst.Type != vec.String || len(dst.Offs) != len(rows)+1 {
+	if dst.Len != len(rows) || dst.Dict != nil {
 		return
 	}
+	var num [9]byte
+	num[0] = keptValue
 	for i, x := range rows {
 		v := keptNull
 		if !dst.IsNull(i) {
-			v = string(keptValue) + string(dst.Bytes[dst.Offs[i]:dst.Offs[i+1]])
+			switch dst.Type {
+			case vec.String:
+				v = string(keptValue) + string(dst.Bytes[dst.Offs[i]:dst.Offs[i+1]])
+			case vec.Float64:
+				binary.LittleEndian.PutUint64(num[1:], math.Float64bits(dst.Floats[i]))
+				v = string(num[:])
+			case vec.Int64, vec.Timestamp:
+				binary.LittleEndian.PutUint64(num[1:], uint64(dst.Ints[i]))
+				v = string(num[:])
+			default:
+				return
+			}
 		}
 		r.KeepRowText(first+int(x), tag, v)
 	}
+}
+
+// keptUint64 returns the 8 bytes of a kept number, little endian.
+func keptUint64(s string) uint64 {
+	var x uint64
+	for i := 8; i >= 1; i-- {
+		x = x<<8 | uint64(s[i])
+	}
+	return x
 }

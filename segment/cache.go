@@ -11,8 +11,9 @@ const (
 	DefaultPageCacheBytes = 32 << 20
 )
 
-// Readers share two caches of decoded units, each bounded by bytes and
-// evicting the least recently used entry:
+// Readers share two caches of decoded units (and a third of texts derived
+// from rows, rowtext.go), each bounded by bytes and evicting the least
+// recently used entry:
 //
 //   - dictionaries: a chunk's dictionary is needed by every page read of
 //     that chunk;
@@ -62,9 +63,8 @@ func DictCacheBytes() int64 { return dicts.bytes() }
 func PageCacheBytes() int64 { return pages.bytes() }
 
 // DropCaches empties the caches of pages, dictionaries and row texts and
-// the block directory cache
-// (footcache.go): a server going idle hands the memory back; they refill
-// as queries read.
+// the block directory cache (footcache.go): a server going idle hands the
+// memory back; they refill as queries read.
 func DropCaches() {
 	details.dropAll()
 	dicts.dropIf(func(dictKey) bool { return true })

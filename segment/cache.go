@@ -53,8 +53,10 @@ func SetPageCacheBytes(n int64) int64 {
 	return old + rowTexts.setMax(texts)
 }
 
-// PageCacheBudget returns the budget of the page cache (its pages' share).
-func PageCacheBudget() int64 { return pages.budget() }
+// PageCacheBudget returns the budget of the page cache, as set (the pages
+// and the row texts together): what decides whether a scan reads through
+// the cache is the size of the whole, as before the texts took a share.
+func PageCacheBudget() int64 { return pages.budget() + rowTexts.budget() }
 
 // DictCacheBytes returns the bytes the dictionary cache holds.
 func DictCacheBytes() int64 { return dicts.bytes() }

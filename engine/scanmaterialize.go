@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -73,6 +74,16 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			continue
 		}
 		r := p.seg.r
+		// Records built before (segment.Reader.KeepRowText) are taken as
+		// they are; only the others are read.
+		tag := recordTextTag(path, asArray)
+		idxs = slices.DeleteFunc(idxs, func(i int) bool {
+			text, ok := r.RowText(int(refs[i]&0xffffffff), tag)
+			if ok {
+				dst[i] = text
+			}
+			return ok
+		})
 		for start := 0; start < len(idxs); {
 			row := int(refs[idxs[start]] & 0xffffffff)
 			b := sort.Search(r.NumBlocks(), func(k int) bool { bi := r.Block(k); return bi.FirstRow+bi.Rows > row })
@@ -94,6 +105,11 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			}
 			tasks = append(tasks, func() error {
 				err := emitDedup(&blockReader{r: r, b: b, pass: pass, memo: sc.memo}, rows, at, emit, dst)
+				if err == nil {
+					for k, row := range rows {
+						r.KeepRowText(bi.FirstRow+int(row), tag, dst[at[k]])
+					}
+				}
 				if lu, ok := readLoss(ctx, p.seg, b, err); ok {
 					// Rows were emitted already: the query fails, saying why.
 					return &PartialError{Source: sc.name, Cause: lu.cause}
@@ -110,6 +126,16 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 		}
 	}
 	return runTasks(ctx, tasks)
+}
+
+// recordTextTag names the JSON of a record of the columns under path
+// (written as a one-element array with asArray) among a segment row's
+// kept texts.
+func recordTextTag(path string, asArray bool) string {
+	if asArray {
+		return "record[]\x00" + path
+	}
+	return "record\x00" + path
 }
 
 // runTasks runs tasks on up to GOMAXPROCS goroutines and returns the

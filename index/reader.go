@@ -46,8 +46,12 @@ type field struct {
 }
 
 type terms struct {
-	ints  []int64
-	strs  []string
+	ints []int64
+	strs []string
+	// blob is the terms unit of a string or token field, which every
+	// term of strs is a substring of (in term order): a search for a
+	// needle inside terms runs over it at once (termsearch.go).
+	blob  string
 	bools []bool
 	pk    []uint8  // posting kind
 	unit  []uint32 // bitmap: unit index
@@ -190,6 +194,7 @@ func decodeTerms(b []byte, f *field) (*terms, error) {
 		// of an allocation per term: fewer objects for the collector, and
 		// no per-string size-class rounding.
 		all = string(b)
+		t.blob = all
 	case kindBool:
 		t.bools = make([]bool, n)
 	}
@@ -537,6 +542,10 @@ func (ix *Index) TextCandidates(path, needle string, fold bool) (bm *roaring.Bit
 			if i, found := slices.BinarySearch(t.strs, p.tok); found {
 				match = append(match, i)
 			}
+		} else if !fold && p.left {
+			// Terms holding the token (p.right too) or ending with it:
+			// searched for in the terms unit as one block of bytes.
+			match, tooMany = t.termsWith(p.tok, !p.right, maxTermsPerToken)
 		} else {
 			for i, s := range t.strs {
 				if fold {

@@ -11,8 +11,9 @@ const (
 	DefaultPageCacheBytes = 32 << 20
 )
 
-// Readers share two caches of decoded units, each bounded by bytes and
-// evicting the least recently used entry:
+// Readers share two caches of decoded units (and a third of texts derived
+// from rows, rowtext.go), each bounded by bytes and evicting the least
+// recently used entry:
 //
 //   - dictionaries: a chunk's dictionary is needed by every page read of
 //     that chunk;
@@ -25,7 +26,7 @@ const (
 // that still use a dictionary or alias a page's bytes keep them alive.
 var (
 	dicts = newLRU[dictKey, *dictData](DefaultDictCacheBytes)
-	pages = newLRU[pageKey, []byte](DefaultPageCacheBytes)
+	pages = newLRU[pageKey, []byte](DefaultPageCacheBytes - DefaultPageCacheBytes/rowTextShare)
 )
 
 type dictKey struct {
@@ -43,11 +44,19 @@ type pageKey struct {
 func SetDictCacheBytes(n int64) int64 { return dicts.setMax(n) }
 
 // SetPageCacheBytes sets the budget of the page cache (0 disables it) and
-// returns the previous one.
-func SetPageCacheBytes(n int64) int64 { return pages.setMax(n) }
+// returns the previous one. The cache of row texts (rowtext.go) takes
+// 1/rowTextShare of it, the pages the rest.
+func SetPageCacheBytes(n int64) int64 {
+	n = max(n, 0)
+	texts := n / rowTextShare
+	old := pages.setMax(n - texts)
+	return old + rowTexts.setMax(texts)
+}
 
-// PageCacheBudget returns the budget of the page cache.
-func PageCacheBudget() int64 { return pages.budget() }
+// PageCacheBudget returns the budget of the page cache, as set (the pages
+// and the row texts together): what decides whether a scan reads through
+// the cache is the size of the whole, as before the texts took a share.
+func PageCacheBudget() int64 { return pages.budget() + rowTexts.budget() }
 
 // DictCacheBytes returns the bytes the dictionary cache holds.
 func DictCacheBytes() int64 { return dicts.bytes() }
@@ -55,19 +64,21 @@ func DictCacheBytes() int64 { return dicts.bytes() }
 // PageCacheBytes returns the bytes the page cache holds.
 func PageCacheBytes() int64 { return pages.bytes() }
 
-// DropCaches empties both caches and the block directory cache
-// (footcache.go): a server going idle hands the memory back; they refill
-// as queries read.
+// DropCaches empties the caches of pages, dictionaries and row texts and
+// the block directory cache (footcache.go): a server going idle hands the
+// memory back; they refill as queries read.
 func DropCaches() {
 	details.dropAll()
 	dicts.dropIf(func(dictKey) bool { return true })
 	pages.dropIf(func(pageKey) bool { return true })
+	rowTexts.dropIf(func(rowTextKey) bool { return true })
 }
 
 // dropReader forgets the entries of a reader being closed.
 func dropReader(r *Reader) {
 	dicts.dropIf(func(k dictKey) bool { return k.r == r })
 	pages.dropIf(func(k pageKey) bool { return k.r == r })
+	rowTexts.dropIf(func(k rowTextKey) bool { return k.r == r })
 }
 
 // lru is a byte-bounded least-recently-used cache safe for concurrent use.

@@ -901,6 +901,13 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, ctl rea
 		setAllNull(dst, n)
 		return nil
 	}
+	valueTag := "" // set: the values read are kept (rowvalues.go)
+	if keepsRowValues(c, t, n, bm.rows, mode) {
+		valueTag = rowValueTag(col)
+		if r.rowValuesKept(bm.firstRow, valueTag, rows, dst) {
+			return nil
+		}
+	}
 	out := pageOut{dst: dst}
 	if c.enc == encDerived {
 		release, err := r.readDerivedRefs(b, c, 0, 0, rows, ctl, &out)
@@ -950,6 +957,9 @@ func (r *Reader) readRowsInto(b, col int, rows []int32, dst *vec.Vector, ctl rea
 			return err
 		}
 		i = j
+	}
+	if valueTag != "" && i == n {
+		r.keepRowValues(bm.firstRow, valueTag, rows, dst)
 	}
 	return nil
 }

@@ -60,3 +60,38 @@ func TestRecordsKeptPerPathAndForm(t *testing.T) {
 		t.Fatal("no record was kept")
 	}
 }
+
+// TestLargeAnswerKeepsNoRecords: an answer of more records than
+// maxKeptRecords (an export) leaves the cache of row texts as it was, so
+// that the records of interactive queries stay kept.
+func TestLargeAnswerKeepsNoRecords(t *testing.T) {
+	obj, str, m := event.ObjectValue, event.StringValue, event.Member
+	s, _, _ := storeMetadataEvents(t, maxKeptRecords+200, func(i int) event.Value {
+		return obj(m("request", obj(m("path", str("/p"+string(rune('a'+i%26)))))))
+	})
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	sn := s.Snapshot()
+	defer sn.Release()
+	sc, _, refs := scanRecordRefs(t, sn)
+	defer sc.Close()
+	if len(refs) <= maxKeptRecords {
+		t.Fatalf("%d records, want more than %d", len(refs), maxKeptRecords)
+	}
+	segment.DropCaches()
+	out := make([]string, len(refs))
+	if err := sc.Materialize(context.Background(), "metadata", true, refs, out); err != nil {
+		t.Fatal(err)
+	}
+	if n := segment.RowTextBytes(); n != 0 {
+		t.Fatalf("an answer of %d records kept %d bytes of row texts", len(refs), n)
+	}
+	// The same records a few at a time are kept.
+	if err := sc.Materialize(context.Background(), "metadata", true, refs[:10], out[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if segment.RowTextBytes() == 0 {
+		t.Fatal("an answer of 10 records kept nothing")
+	}
+}

@@ -75,15 +75,21 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 		}
 		r := p.seg.r
 		// Records built before (segment.Reader.KeepRowText) are taken as
-		// they are; only the others are read.
+		// they are; only the others are read. A large answer (an export,
+		// not a page of results) neither looks for kept records nor keeps
+		// its own: they would only push the records of interactive
+		// queries out of the small cache.
+		keep := len(refs) <= maxKeptRecords
 		tag := recordTextTag(path, asArray)
-		idxs = slices.DeleteFunc(idxs, func(i int) bool {
-			text, ok := r.RowText(int(refs[i]&0xffffffff), tag)
-			if ok {
-				dst[i] = text
-			}
-			return ok
-		})
+		if keep {
+			idxs = slices.DeleteFunc(idxs, func(i int) bool {
+				text, ok := r.RowText(int(refs[i]&0xffffffff), tag)
+				if ok {
+					dst[i] = text
+				}
+				return ok
+			})
+		}
 		for start := 0; start < len(idxs); {
 			row := int(refs[idxs[start]] & 0xffffffff)
 			b := sort.Search(r.NumBlocks(), func(k int) bool { bi := r.Block(k); return bi.FirstRow+bi.Rows > row })
@@ -105,7 +111,7 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 			}
 			tasks = append(tasks, func() error {
 				err := emitDedup(&blockReader{r: r, b: b, pass: pass, memo: sc.memo}, rows, at, emit, dst)
-				if err == nil {
+				if err == nil && keep {
 					for k, row := range rows {
 						r.KeepRowText(bi.FirstRow+int(row), tag, dst[at[k]])
 					}
@@ -127,6 +133,11 @@ func (sc *shardScan) Materialize(ctx context.Context, path string, asArray bool,
 	}
 	return runTasks(ctx, tasks)
 }
+
+// maxKeptRecords is the most records an answer may have for Materialize
+// to keep them (a Studio page is 100 rows; the log explorer asks for up
+// to 1000).
+const maxKeptRecords = 1000
 
 // recordTextTag names the JSON of a record of the columns under path
 // (written as a one-element array with asArray) among a segment row's

@@ -72,6 +72,8 @@ type mergeSource struct {
 	// mergeTextPaths), gives for each input row the output row it became.
 	group   []*segRef
 	rowMaps [][]uint32
+	// textScans are the merged text fields' recoveries, by output column.
+	textScans map[int]*textScan
 }
 
 // mergeRun is one block of one input.
@@ -354,6 +356,17 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 		d.Strs = d.Strs[:0]
 		d.Codes = growSlice(d.Codes, n)
 	}
+	// The text field whose tokens' rows are looked for in its values,
+	// when this block of it has not been scanned yet.
+	scan := ms.textScans[ci]
+	if scan != nil {
+		if from != scan.next {
+			scan.missed = scan.missed || from > scan.next
+			scan = nil
+		} else {
+			scan.next = to
+		}
+	}
 	any := false
 	for _, p := range ms.pieces {
 		run := &ms.runs[p.run]
@@ -390,6 +403,9 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 			for i := range ms.remap {
 				ms.remap[i] = -1
 			}
+		}
+		if scan != nil {
+			scan.scanPiece(run.in, v, from, pos)
 		}
 		plain := !dict && (c.Type == segment.TypeString || c.Type == segment.TypeArray)
 		if plain {

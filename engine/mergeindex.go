@@ -21,9 +21,13 @@ import (
 //     index with the field's tokens.
 // Otherwise the field's tokens are indexed from the values, as a flush
 // does. A token frequent in an input (no postings kept there) but not in
-// the merged segment has its rows found by reading that input's values
-// and matching only such tokens: the merged index is the one indexing the
-// merged values gives (TestCompactionMergesTokenIndexes).
+// the merged segment has its rows found in that input's values, matching
+// only such tokens: the merged index is the one indexing the merged
+// values gives (TestCompactionMergesTokenIndexes). The tokens are chosen
+// before the merge (index.PlanTextRecovery) and looked for in the values
+// the merge reads to write the column (textScan); only if that missed
+// some are the input's values read again after
+// (TestCompactionRecoversTokensAsItMerges).
 //
 // Measured on BenchmarkCompactMerge/key=project: the token field costs
 // about a quarter less CPU than tokenising the merged values (0.52 s

@@ -33,7 +33,10 @@ import (
 // about a quarter less CPU than tokenising the merged values (0.52 s
 // against 0.69 s of a 6.3 s profile); most of the rest is mapping the
 // postings and, for tokens frequent in some input only, reading and
-// tokenising those inputs' values again.
+// tokenising those inputs' values again. Looking for those tokens in the
+// values as the merge reads them instead took the field from 0.37 s to
+// 0.19 s (0.07 merging, 0.10 scanning, 0.02 planning) of a 3.0 s
+// compaction profile of BenchmarkStoreCPU/key=project.
 
 // textMerger is a rowSource whose token index fields can be merged from
 // the indexes of the segments its rows come from.

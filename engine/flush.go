@@ -279,7 +279,7 @@ func (s *Shard) writeSegment(id uint64, src rowSource, meta segMeta, zstdLevel i
 	var merged map[string]bool // text fields whose tokens come from the inputs' indexes
 	tm, _ := src.(textMerger)
 	if tm != nil {
-		merged = tm.mergeTextPaths(text)
+		merged = tm.mergeTextPaths(text, ib)
 	}
 	var tsData segment.ColumnData
 	bc := newBlockColumns(src)

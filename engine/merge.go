@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/sediment/sediment/internal/vec"
 	"github.com/sediment/sediment/segment"
@@ -54,7 +55,11 @@ type mergeSource struct {
 	pieces   []runPiece
 	pos      []int32
 	tmp      vec.Vector
-	remap    []int32
+	// piece is the scratch vector every piece is read into; kept holds
+	// the current piece's plain strings copied out of it (keepStrings).
+	piece vec.Vector
+	kept  []string
+	remap []int32
 	// mcode is a string column's output dictionary codes by value, reused
 	// column after column (cleared for each) while it stays small.
 	mcode map[string]uint32
@@ -67,6 +72,8 @@ type mergeSource struct {
 	// mergeTextPaths), gives for each input row the output row it became.
 	group   []*segRef
 	rowMaps [][]uint32
+	// textScans are the merged text fields' recoveries, by output column.
+	textScans map[int]*textScan
 }
 
 // mergeRun is one block of one input.
@@ -349,6 +356,17 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 		d.Strs = d.Strs[:0]
 		d.Codes = growSlice(d.Codes, n)
 	}
+	// The text field whose tokens' rows are looked for in its values,
+	// when this block of it has not been scanned yet.
+	scan := ms.textScans[ci]
+	if scan != nil {
+		if from != scan.next {
+			scan.missed = scan.missed || from > scan.next
+			scan = nil
+		} else {
+			scan.next = to
+		}
+	}
 	any := false
 	for _, p := range ms.pieces {
 		run := &ms.runs[p.run]
@@ -360,19 +378,16 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 			}
 			continue
 		}
-		// Each piece is read into buffers of its own: the column's plain
-		// strings alias them until it is written, and a segment writer
-		// deriving one column from others holds several columns' values
-		// at once. Reusing them (one vector per piece, kept for the next
-		// column) held a block's widest column per piece for the whole
-		// merge: at 10M events ingest took 32.3 CPU-s per 1M instead of
-		// 27.6, peak RSS 437 MiB instead of 401 (GC at the soft limit).
-		var v vec.Vector
-		if err := ms.inputs[run.in].Read(run.b, col, p.lo, p.hi, nil, &v, segment.ReadOptions{Once: true}); err != nil {
+		// Every piece is read into the same scratch vector (its arrays
+		// reused block after block and input after input); values are
+		// copied out of it, and plain strings into one string per piece
+		// (see keepStrings): nothing of the column aliases it.
+		v := &ms.piece
+		if err := ms.inputs[run.in].Read(run.b, col, p.lo, p.hi, nil, v, segment.ReadOptions{Once: true, Reuse: true}); err != nil {
 			return false, err
 		}
 		ms.rowsRead += p.hi - p.lo
-		if dict && v.Dict == nil && !allNullRows(&v, len(pos)) {
+		if dict && v.Dict == nil && !allNullRows(v, len(pos)) {
 			// A plain piece: the column goes out as strings.
 			dict = false
 			d.Strs = growSlice(d.Strs, n)
@@ -389,6 +404,13 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 				ms.remap[i] = -1
 			}
 		}
+		if scan != nil {
+			scan.scanPiece(run.in, v, from, pos)
+		}
+		plain := !dict && (c.Type == segment.TypeString || c.Type == segment.TypeArray)
+		if plain {
+			ms.keepStrings(v, len(pos))
+		}
 		for k, r := range pos {
 			if v.IsNull(k) {
 				setNull(r)
@@ -403,8 +425,8 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 			case segment.TypeFloat64:
 				d.Floats[r] = v.Floats[k]
 			case segment.TypeString, segment.TypeArray:
-				if !dict {
-					d.Strs[r] = v.StringAt(k)
+				if plain {
+					d.Strs[r] = ms.kept[k]
 					break
 				}
 				pc := v.Codes[k]
@@ -425,7 +447,56 @@ func (ms *mergeSource) fillColumn(ci, from, to int, d *segment.ColumnData) (bool
 	if dict && d.Dict == nil {
 		d.Dict = []string{}
 	}
+	clear(ms.kept) // pin no piece's strings until the next column
+	if cap(ms.piece.Bytes) > maxPieceBytesKept {
+		ms.piece.Bytes = nil
+	}
 	return any, nil
+}
+
+// maxPieceBytesKept bounds the string bytes the piece scratch vector keeps
+// between reads: a piece of long texts (a whole input block of messages)
+// is not held for the rest of the merge.
+const maxPieceBytesKept = 4 << 20
+
+// keepStrings copies the first n rows' strings of the piece just read
+// (plain, not dictionary codes) into one string of their own, exactly as
+// long as their bytes and not zeroed first, and sets ms.kept[k] to row
+// k's (the piece's vector is overwritten by the next read, while the
+// column's strings must last until it is written).
+func (ms *mergeSource) keepStrings(v *vec.Vector, n int) {
+	ms.kept = growSlice(ms.kept, n)
+	if v.Dict == nil && !v.Const && len(v.Offs) > n {
+		// Bytes and offsets (what decoding gives): the rows' bytes are
+		// one range, copied at once.
+		base := v.Offs[0]
+		all := string(v.Bytes[base:v.Offs[n]])
+		for k := 0; k < n; k++ {
+			ms.kept[k] = all[v.Offs[k]-base : v.Offs[k+1]-base]
+		}
+		return
+	}
+	total := 0
+	for k := 0; k < n; k++ {
+		if !v.IsNull(k) {
+			total += len(v.StringAt(k))
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(total)
+	for k := 0; k < n; k++ {
+		if !v.IsNull(k) {
+			sb.WriteString(v.StringAt(k))
+		}
+	}
+	all, at := sb.String(), 0
+	for k := 0; k < n; k++ {
+		if !v.IsNull(k) {
+			l := len(v.StringAt(k))
+			ms.kept[k] = all[at : at+l]
+			at += l
+		}
+	}
 }
 
 // allNullRows reports whether the first n rows of v are all NULL.

@@ -73,6 +73,11 @@ func TestCompactionMergesTokenIndexes(t *testing.T) {
 	if got := s.stats.textIndexMerges.Load(); got != 1 {
 		t.Fatalf("%d text fields merged from the inputs' indexes, want 1", got)
 	}
+	// "burst", frequent in the first segment only, was found in its values
+	// as the merge read them (index.TextRecovery), not read again after.
+	if got := s.stats.textValuesReread.Load(); got != 0 {
+		t.Fatalf("%d inputs' text values read again after the merge, want 0", got)
+	}
 	segsNow := s.snapshotSegs(t)
 	if len(segsNow) != 1 {
 		t.Fatalf("%d segments after compaction, want 1", len(segsNow))
@@ -84,6 +89,71 @@ func TestCompactionMergesTokenIndexes(t *testing.T) {
 	}
 	want := referenceTokenIndex(t, sg, "event_message")
 	assertSameTokenIndex(t, got, want, "event_message")
+	checkClean(t, e)
+}
+
+// TestCompactionRecoversTokensAsItMerges: a token frequent in one input
+// (no postings kept there) but not in the merged segment gets its rows
+// from that input's values as the merge reads them to write the column,
+// not from a second read of the input after: the index is the one
+// indexing the merged column gives.
+func TestCompactionRecoversTokensAsItMerges(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.SortKey, opts.BlockRows, opts.SegmentMaxRows = "project", 4096, 16384
+	e := openTestEngine(t, fs, opts)
+	defer e.Close()
+	s, _ := e.Shard("src")
+	// 12,000 rows merged: frequent past 93 rows (1/128 of them); in a
+	// segment of 3,000, past 64. "rare" is in 80 rows of the first
+	// segment and 10 of the second.
+	const segs, rows = 4, 3000
+	for k := 0; k < segs; k++ {
+		evs := tokenEvents(k, rows, 1_700_000_000_000_000)
+		tagged := 0
+		for i := range evs {
+			if evs[i].HasMessage && tagged < []int{80, 10, 0, 0}[k] {
+				evs[i].Message += " rare"
+				tagged++
+			}
+		}
+		if err := s.Append(ctx, evs); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.Compact(); err != nil || n != segs {
+		t.Fatalf("compacted %d segments (%v), want %d", n, err, segs)
+	}
+	if got := s.stats.textIndexMerges.Load(); got != 1 {
+		t.Fatalf("%d text fields merged from the inputs' indexes, want 1", got)
+	}
+	if got := s.stats.textValuesReread.Load(); got != 0 {
+		t.Fatalf("%d inputs' text values read again after the merge, want 0", got)
+	}
+	segsNow := s.snapshotSegs(t)
+	if len(segsNow) != 1 {
+		t.Fatalf("%d segments after compaction, want 1", len(segsNow))
+	}
+	got, err := segsNow[0].index()
+	if err != nil || got == nil {
+		t.Fatalf("merged index: %v", err)
+	}
+	assertSameTokenIndex(t, got, referenceTokenIndex(t, segsNow[0], "event_message"), "event_message")
+	var rare uint64
+	if err := got.ForEachTerm("event_message", index.KindToken, func(term any, rows *roaring.Bitmap) error {
+		if term.(string) == "rare" && rows != nil {
+			rare = rows.GetCardinality()
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if rare != 90 {
+		t.Fatalf("rare: %d rows with postings, want 90", rare)
+	}
 	checkClean(t, e)
 }
 

@@ -156,6 +156,9 @@ type shardCounters struct {
 	// Text fields whose token index a merge took from its inputs' indexes
 	// (see mergeindex.go).
 	textIndexMerges atomic.Int64
+	// Inputs whose text values such a merge read again to recover tokens'
+	// rows, its recovery not having found them as the merge went by.
+	textValuesReread atomic.Int64
 }
 
 // segRef is a segment with reference counting: the shard's list holds one

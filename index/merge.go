@@ -330,6 +330,14 @@ func (m *mergedField) term(i int) termOut {
 // stays frequent, which claims nothing absent. The field replaces one
 // built by AddText for path.
 func (b *Builder) MergeText(path string, inputs []MappedInput) error {
+	return b.MergeTextRecovered(path, inputs, nil)
+}
+
+// MergeTextRecovered is MergeText taking the rows of the tokens to
+// recover from tr (PlanTextRecovery, given every value of the inputs it
+// wants) where it has them, and from the inputs' Values otherwise. tr may
+// be nil.
+func (b *Builder) MergeTextRecovered(path string, inputs []MappedInput, tr *TextRecovery) error {
 	terms := map[string]*mergedTerm{}
 	var slab []mergedTerm // terms are taken from slabs: one allocation for many
 	var freqIn freqLists
@@ -399,7 +407,10 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 	}
 	slices.Sort(long)
 	long = slices.Compact(long)
-	if err := recoverRows(path, inputs, terms, freqIn, frequent); err != nil {
+	if tr != nil && tr.frequent != frequent {
+		tr = nil // planned for another segment size: its choice of tokens may differ
+	}
+	if err := recoverRows(path, inputs, terms, freqIn, frequent, tr); err != nil {
 		return err
 	}
 	out := make([]mergedOut, 0, len(terms))
@@ -428,11 +439,21 @@ func (b *Builder) MergeText(path string, inputs []MappedInput) error {
 // postings as indexing the merged values would. A token whose rows are
 // not all found (an input without Values, or an index that disagrees with
 // its values) stays frequent: that claims nothing absent.
-func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm, freqIn freqLists, frequent uint64) error {
+func recoverRows(path string, inputs []MappedInput, terms map[string]*mergedTerm, freqIn freqLists, frequent uint64, tr *TextRecovery) error {
 	wanted := map[int]map[string]*mergedTerm{} // by input
 	for key, m := range terms {
 		if !m.frequent || uint64(m.card) > frequent {
 			continue
+		}
+		if tr != nil {
+			if rt, ok := tr.covers(key, freqIn.of(m)); ok {
+				// Found while the merge went by: rows of the merged segment.
+				rt.rows.each(m.rows.add)
+				if m.rows.n == m.card {
+					m.frequent = false
+				}
+				continue
+			}
 		}
 		for _, k := range freqIn.of(m) {
 			if wanted[k] == nil {

@@ -207,6 +207,11 @@ func FuzzMergeText(f *testing.F) {
 		if !slices.Equal(rowsOrNil(gl), rowsOrNil(wl)) {
 			t.Fatalf("long rows %v, want %v", gl, wl)
 		}
+		// The same merge with the tokens to recover found as the values
+		// go by (TextRecovery) builds the same index.
+		perm := rand.New(rand.NewPCG(seed, 3)).Perm(len(msgs))
+		recovered, built, _ := mergeTextRecovered(t, msgs, p, perm, &BuilderOptions{FrequentTokenShare: 1.0 / 8}, len(msgs))
+		assertSameTerms(t, recovered, built)
 	})
 }
 

@@ -217,12 +217,7 @@ func reuseMap[K comparable](m map[K]uint32) map[K]uint32 {
 // those the format version has. sc (nil: none) lends it memory; the plan
 // uses it until the next planChunk with the same scratch.
 func planChunk(t ColType, d *ColumnData, rows int, version uint8, sc *planScratch) *chunkPlan {
-	p := &chunkPlan{version: version, scratch: sc}
-	for i := 0; i < rows; i++ {
-		if d.present(i) {
-			p.present++
-		}
-	}
+	p := &chunkPlan{version: version, scratch: sc, present: d.presentIn(0, rows)}
 	switch t {
 	case TypeObject:
 		p.enc = encNone
@@ -716,24 +711,12 @@ func (p *chunkPlan) tinyValues() bool {
 // appendPage encodes rows [from, to) of the chunk as a page body.
 func (p *chunkPlan) appendPage(dst []byte, t ColType, d *ColumnData, from, to int) []byte {
 	n := to - from
-	present := 0
-	for i := from; i < to; i++ {
-		if d.present(i) {
-			present++
-		}
-	}
+	present := d.presentIn(from, to)
 	if present == n {
 		dst = append(dst, validAll)
 	} else {
 		dst = append(dst, validBitmap)
-		start := len(dst)
-		dst = append(dst, make([]byte, (n+7)/8)...)
-		for i := from; i < to; i++ {
-			if d.present(i) {
-				r := i - from
-				dst[start+r/8] |= 1 << (r % 8)
-			}
-		}
+		dst = d.appendValidity(dst, from, to)
 	}
 	switch p.enc {
 	case encNone: // the validity says it all

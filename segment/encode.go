@@ -117,7 +117,7 @@ const maxDictEntries = 1 << 16
 // and the bytes written are the same with or without it.
 type planScratch struct {
 	strs  strCodes
-	ints  map[int64]uint32
+	ints  intCodes
 	tail  map[string]uint32 // tailDistinct's set
 	codes []uint32
 	used  []int32
@@ -286,14 +286,15 @@ func (p *chunkPlan) numStats(rows int, d *ColumnData, val func(int) int64) {
 	}
 }
 
-// intMap returns an empty map of ints, reusing the scratch's.
-func (p *chunkPlan) intMap() map[int64]uint32 {
+// intTable returns an empty table of int codes for a chunk of rows
+// values, reusing the scratch's.
+func (p *chunkPlan) intTable(rows int) *intCodes {
 	sc := p.scratch
 	if sc == nil {
-		return make(map[int64]uint32)
+		return new(intCodes)
 	}
-	sc.ints = reuseMap(sc.ints)
-	return sc.ints
+	sc.ints.reset(rows)
+	return &sc.ints
 }
 
 func codeWidth(n int) uint8 {
@@ -314,10 +315,10 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 	// that a dictionary, when it wins, needs no second look-up per row.
 	var deltaBytes int
 	prev := int64(0)
-	var seen map[int64]uint32
+	var seen *intCodes
 	var codes []uint32
 	if t == TypeInt64 {
-		seen = p.intMap()
+		seen = p.intTable(rows)
 		codes = p.scratch.codesFor(rows)
 	}
 	for i := 0; i < rows; i++ {
@@ -330,14 +331,10 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 		if seen == nil {
 			continue
 		}
-		c, ok := seen[x]
-		if !ok {
-			if len(seen) >= maxDictEntries {
-				seen = nil
-				continue
-			}
-			c = uint32(len(seen))
-			seen[x] = c
+		c, isNew := seen.code(x)
+		if isNew && len(seen.vals) > maxDictEntries {
+			seen = nil
+			continue
 		}
 		codes[i] = c
 	}
@@ -347,25 +344,24 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 		best, bestBytes = encDelta, deltaBytes
 	}
 	if seen != nil && p.present > 0 {
-		w := codeWidth(len(seen))
-		dictBytes := int(w)*p.present + 3*len(seen)
+		distinct := len(seen.vals)
+		w := codeWidth(distinct)
+		dictBytes := int(w)*p.present + 3*distinct
 		// Dictionaries also make per-block value lookups cheap, so they win
 		// ties and small losses.
-		if dictBytes <= bestBytes+bestBytes/4 && len(seen) <= p.present/2+1 {
+		if dictBytes <= bestBytes+bestBytes/4 && distinct <= p.present/2+1 {
 			var dict []int64
 			if p.scratch != nil {
-				dict = emptyFor(&p.scratch.dictInts, len(seen))
+				dict = emptyFor(&p.scratch.dictInts, distinct)
 			} else {
-				dict = make([]int64, 0, len(seen))
+				dict = make([]int64, 0, distinct)
 			}
-			for v := range seen {
-				dict = append(dict, v)
-			}
+			dict = append(dict, seen.vals...)
 			slices.Sort(dict)
 			// rank[first-appearance code] = position in the sorted dictionary.
 			rank := p.scratch.rankFor(len(dict))
 			for i, v := range dict {
-				rank[seen[v]] = uint32(i)
+				rank[seen.find(v)] = uint32(i)
 			}
 			for i := 0; i < rows; i++ {
 				if d.present(i) {

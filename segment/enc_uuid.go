@@ -40,46 +40,47 @@ func decodeUUID(pv *pageView, sel rowSel, out *pageOut) error {
 
 const hexDigits = "0123456789abcdef"
 
+// uuidDigitPairs are the offsets in a canonical UUID of the first digit
+// of each of its 16 bytes (two hex digits each, dashes skipped).
+var uuidDigitPairs = [16]uint8{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// notLowerHex marks the bytes that are not lower-case hex digits.
+const notLowerHex = 0xff
+
+// lowerHexVal[c] is the value of lower-case hex digit c, notLowerHex for
+// any other byte: one table lookup a digit checks and converts it (every
+// value of a column of ids passes isCanonicalUUID and appendUUIDBytes).
+var lowerHexVal = func() (t [256]byte) {
+	for c := range t {
+		t[c] = notLowerHex
+	}
+	for i := range len(hexDigits) {
+		t[hexDigits[i]] = byte(i)
+	}
+	return t
+}()
+
 // isCanonicalUUID reports whether s is a UUID in canonical lower-case text
 // (8-4-4-4-12 hex digits), the form that round-trips through 16 bytes.
 func isCanonicalUUID(s string) bool {
-	if len(s) != 36 {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return false
 	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-				return false
-			}
-		}
+	// OR of the digits' values: below 16 only if every one is a digit,
+	// without a branch a digit.
+	var all byte
+	for _, at := range uuidDigitPairs {
+		all |= lowerHexVal[s[at]] | lowerHexVal[s[at+1]]
 	}
-	return true
+	return all < 16
 }
 
-func hexVal(c byte) byte {
-	if c <= '9' {
-		return c - '0'
-	}
-	return c - 'a' + 10
-}
-
+// appendUUIDBytes appends the 16 bytes of s, a canonical UUID
+// (isCanonicalUUID).
 func appendUUIDBytes(dst []byte, s string) []byte {
-	j := 0
 	var out [16]byte
-	for i := 0; i < 36; {
-		if s[i] == '-' {
-			i++
-			continue
-		}
-		out[j] = hexVal(s[i])<<4 | hexVal(s[i+1])
-		j++
-		i += 2
+	for j, at := range uuidDigitPairs {
+		out[j] = lowerHexVal[s[at]]<<4 | lowerHexVal[s[at+1]]
 	}
 	return append(dst, out[:]...)
 }

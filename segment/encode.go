@@ -117,7 +117,7 @@ const maxDictEntries = 1 << 16
 // and the bytes written are the same with or without it.
 type planScratch struct {
 	strs  strCodes
-	ints  map[int64]uint32
+	ints  intCodes
 	tail  map[string]uint32 // tailDistinct's set
 	codes []uint32
 	used  []int32
@@ -217,12 +217,7 @@ func reuseMap[K comparable](m map[K]uint32) map[K]uint32 {
 // those the format version has. sc (nil: none) lends it memory; the plan
 // uses it until the next planChunk with the same scratch.
 func planChunk(t ColType, d *ColumnData, rows int, version uint8, sc *planScratch) *chunkPlan {
-	p := &chunkPlan{version: version, scratch: sc}
-	for i := 0; i < rows; i++ {
-		if d.present(i) {
-			p.present++
-		}
-	}
+	p := &chunkPlan{version: version, scratch: sc, present: d.presentIn(0, rows)}
 	switch t {
 	case TypeObject:
 		p.enc = encNone
@@ -291,14 +286,15 @@ func (p *chunkPlan) numStats(rows int, d *ColumnData, val func(int) int64) {
 	}
 }
 
-// intMap returns an empty map of ints, reusing the scratch's.
-func (p *chunkPlan) intMap() map[int64]uint32 {
+// intTable returns an empty table of int codes for a chunk of rows
+// values, reusing the scratch's.
+func (p *chunkPlan) intTable(rows int) *intCodes {
 	sc := p.scratch
 	if sc == nil {
-		return make(map[int64]uint32)
+		return new(intCodes)
 	}
-	sc.ints = reuseMap(sc.ints)
-	return sc.ints
+	sc.ints.reset(rows)
+	return &sc.ints
 }
 
 func codeWidth(n int) uint8 {
@@ -319,10 +315,10 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 	// that a dictionary, when it wins, needs no second look-up per row.
 	var deltaBytes int
 	prev := int64(0)
-	var seen map[int64]uint32
+	var seen *intCodes
 	var codes []uint32
 	if t == TypeInt64 {
-		seen = p.intMap()
+		seen = p.intTable(rows)
 		codes = p.scratch.codesFor(rows)
 	}
 	for i := 0; i < rows; i++ {
@@ -335,14 +331,10 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 		if seen == nil {
 			continue
 		}
-		c, ok := seen[x]
-		if !ok {
-			if len(seen) >= maxDictEntries {
-				seen = nil
-				continue
-			}
-			c = uint32(len(seen))
-			seen[x] = c
+		c, isNew := seen.code(x)
+		if isNew && len(seen.vals) > maxDictEntries {
+			seen = nil
+			continue
 		}
 		codes[i] = c
 	}
@@ -352,25 +344,24 @@ func (p *chunkPlan) planInts(t ColType, d *ColumnData, rows int) {
 		best, bestBytes = encDelta, deltaBytes
 	}
 	if seen != nil && p.present > 0 {
-		w := codeWidth(len(seen))
-		dictBytes := int(w)*p.present + 3*len(seen)
+		distinct := len(seen.vals)
+		w := codeWidth(distinct)
+		dictBytes := int(w)*p.present + 3*distinct
 		// Dictionaries also make per-block value lookups cheap, so they win
 		// ties and small losses.
-		if dictBytes <= bestBytes+bestBytes/4 && len(seen) <= p.present/2+1 {
+		if dictBytes <= bestBytes+bestBytes/4 && distinct <= p.present/2+1 {
 			var dict []int64
 			if p.scratch != nil {
-				dict = emptyFor(&p.scratch.dictInts, len(seen))
+				dict = emptyFor(&p.scratch.dictInts, distinct)
 			} else {
-				dict = make([]int64, 0, len(seen))
+				dict = make([]int64, 0, distinct)
 			}
-			for v := range seen {
-				dict = append(dict, v)
-			}
+			dict = append(dict, seen.vals...)
 			slices.Sort(dict)
 			// rank[first-appearance code] = position in the sorted dictionary.
 			rank := p.scratch.rankFor(len(dict))
 			for i, v := range dict {
-				rank[seen[v]] = uint32(i)
+				rank[seen.find(v)] = uint32(i)
 			}
 			for i := 0; i < rows; i++ {
 				if d.present(i) {
@@ -397,8 +388,15 @@ func (p *chunkPlan) planStrings(d *ColumnData, rows int) {
 	codes := p.scratch.codesFor(rows)
 	total, counted := 0, 0
 	giveUpAt := 4096
-	if p.scratch != nil && p.scratch.expectDistinct && rows < earlyDistinctMaxRows {
+	early := p.scratch != nil && p.scratch.expectDistinct && rows < earlyDistinctMaxRows
+	if early {
 		giveUpAt = earlyDistinctRows
+	}
+	if early && p.probeDistinct(d, rows) {
+		// Distinct at both ends, like the column's last chunk: no value
+		// is looked up (issue 14: ids, ray ids and messages were hashed
+		// up to their early give-up, most of a flush block's rows).
+		dictOn = false
 	}
 	shape := newTextShape()
 	var r strRange
@@ -492,6 +490,44 @@ func (p *chunkPlan) tailDistinct(d *ColumnData, rows, n int) bool {
 		}
 	}
 	return len(tail)*8 > counted*7
+}
+
+// distinctProbeRows is how many present values probeDistinct looks at in
+// each of three places of a chunk. Chunks whose values repeat enough for
+// a dictionary (at most one distinct value in two) show a repeat among so
+// many neighbours unless their repeats are far apart: values seen twice
+// each, at random places of a chunk of 700, leave all three places
+// without a repeat about once in 6,000 chunks.
+const distinctProbeRows = 64
+
+// probeDistinct reports whether the present values of the chunk are all
+// distinct in each of three runs of distinctProbeRows: its first, its
+// middle and its last, for planStrings to write a chunk of a column
+// expected to be distinct (planScratch.expectDistinct) without a
+// dictionary. Chunks of fewer than 3*distinctProbeRows values are not
+// probed.
+func (p *chunkPlan) probeDistinct(d *ColumnData, rows int) bool {
+	const n = distinctProbeRows
+	if p.scratch == nil || p.present < 3*n {
+		return false
+	}
+	p.scratch.tail = reuseMap(p.scratch.tail)
+	seen := p.scratch.tail
+	defer clear(seen) // the scratch keeps no caller's strings
+	// distinctRun reports whether the n present values from row start on
+	// (backwards with step -1) are all distinct.
+	distinctRun := func(start, step int) bool {
+		clear(seen)
+		k := 0
+		for i := start; i >= 0 && i < rows && k < n; i += step {
+			if d.present(i) {
+				seen[d.Strs[i]] = 0
+				k++
+			}
+		}
+		return len(seen) == k
+	}
+	return distinctRun(0, 1) && distinctRun(rows/2, 1) && distinctRun(rows-1, -1)
 }
 
 // strRange is the smallest and largest of the string values added.
@@ -671,24 +707,12 @@ func (p *chunkPlan) tinyValues() bool {
 // appendPage encodes rows [from, to) of the chunk as a page body.
 func (p *chunkPlan) appendPage(dst []byte, t ColType, d *ColumnData, from, to int) []byte {
 	n := to - from
-	present := 0
-	for i := from; i < to; i++ {
-		if d.present(i) {
-			present++
-		}
-	}
+	present := d.presentIn(from, to)
 	if present == n {
 		dst = append(dst, validAll)
 	} else {
 		dst = append(dst, validBitmap)
-		start := len(dst)
-		dst = append(dst, make([]byte, (n+7)/8)...)
-		for i := from; i < to; i++ {
-			if d.present(i) {
-				r := i - from
-				dst[start+r/8] |= 1 << (r % 8)
-			}
-		}
+		dst = d.appendValidity(dst, from, to)
 	}
 	switch p.enc {
 	case encNone: // the validity says it all

@@ -136,3 +136,46 @@ func TestNearlyDistinctThenRepeats(t *testing.T) {
 	}
 	checkAllValues(t, r, cols)
 }
+
+// TestProbeDistinct: after a block of distinct ids, a block whose ids
+// are distinct again gets no dictionary (probeDistinct), while blocks
+// whose values repeat get one: each value twice in a row (retries), each
+// twice at random places, and a few routes between distinct values at
+// both ends. Every value reads back.
+func TestProbeDistinct(t *testing.T) {
+	const blockRows = 700
+	rng := rand.New(rand.NewPCG(5, 6))
+	kinds := []string{"distinct", "distinct", "pairs in a row", "distinct", "pairs at random", "distinct", "distinct ends"}
+	cols := []testColumn{{desc: ColumnDesc{Path: "timestamp", Type: TypeTimestamp}}, {desc: ColumnDesc{Path: "id", Type: TypeString}}}
+	for b, kind := range kinds {
+		perm := rng.Perm(blockRows)
+		for i := 0; i < blockRows; i++ {
+			id := fmt.Sprintf("req-%d-%06d", b, i)
+			switch kind {
+			case "pairs in a row":
+				id = fmt.Sprintf("retry-%d-%06d", b, i/2)
+			case "pairs at random":
+				id = fmt.Sprintf("pair-%d-%06d", b, perm[i]/2)
+			case "distinct ends":
+				if i >= 100 && i < blockRows-100 {
+					id = fmt.Sprintf("route-%d", i%12)
+				}
+			}
+			cols[0].vals = append(cols[0].vals, int64(b*blockRows+i))
+			cols[1].vals = append(cols[1].vals, id)
+		}
+	}
+	fs := vfs.NewMemFS()
+	fs.MkdirAll("/d")
+	writeSegment(t, fs, "/d/s.seg", cols, blockRows, nil)
+	r := openSegment(t, fs, "/d/s.seg")
+	defer r.Close()
+	id := r.Column("id", TypeString)
+	for b, kind := range kinds {
+		got := r.testChunk(b, id).enc
+		if dict := kind != "distinct"; (got == encDict) != dict {
+			t.Errorf("block %d (%s): encoding %d", b, kind, got)
+		}
+	}
+	checkAllValues(t, r, cols)
+}

@@ -85,13 +85,7 @@ func (s *sameChunks) digest(p *chunkPlan, d *ColumnData, rows int) [sha256.Size]
 		b = binary.AppendUvarint(b, uint64(len(e)))
 		b = append(b, e...)
 	}
-	at := len(b)
-	b = append(b, make([]byte, (rows+7)/8)...)
-	for r := 0; r < rows; r++ {
-		if d.present(r) {
-			b[at+(r>>3)] |= 1 << (r & 7)
-		}
-	}
+	b = d.appendValidity(b, 0, rows)
 	b = appendDictCodes(b, p.width, p.codes, d, 0, rows)
 	s.buf = b
 	return sha256.Sum256(b)

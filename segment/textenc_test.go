@@ -174,7 +174,7 @@ func TestTextEncodingsFromCodes(t *testing.T) {
 }
 
 // FuzzTextValues: the encHex and encIP value decoders on any bytes never
-// panic, and values the encoders wrote decode to themselves.
+// panic, and values the encoders wrote decode to themselves (UUIDs too).
 func FuzzTextValues(f *testing.F) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range textCases() {
@@ -195,6 +195,13 @@ func FuzzTextValues(f *testing.F) {
 		enc, w := shape.choice()
 		var page []byte
 		switch enc {
+		case encUUID:
+			for k, s := range vals {
+				page = appendUUIDBytes(page[:0], s)
+				if got := string(appendUUIDText(nil, page)); got != s {
+					t.Fatalf("encUUID value %d: %q, want %q", k, got, s)
+				}
+			}
 		case encHex:
 			page = appendHexValues(nil, w, len(vals), value)
 			hv, err := parseHex(page, w, len(vals), nil)

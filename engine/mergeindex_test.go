@@ -67,14 +67,25 @@ func TestCompactionMergesTokenIndexes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// "burst", frequent in the first segment only, was found in its values
+	// as the merge read them (index.TextRecovery), not read again after.
+	compactMergingTokenIndexes(t, s, segs)
+	checkClean(t, e)
+}
+
+// compactMergingTokenIndexes compacts the shard's segs segments into one
+// and checks that its event_message token index was merged from the
+// inputs' indexes, with the rows of tokens to recover found as the merge
+// read the values (none read again after), and that it is the index the
+// merged column's values give. It returns the merged index.
+func compactMergingTokenIndexes(t *testing.T, s *Shard, segs int) *index.Index {
+	t.Helper()
 	if n, err := s.Compact(); err != nil || n != segs {
 		t.Fatalf("compacted %d segments (%v), want %d", n, err, segs)
 	}
 	if got := s.stats.textIndexMerges.Load(); got != 1 {
 		t.Fatalf("%d text fields merged from the inputs' indexes, want 1", got)
 	}
-	// "burst", frequent in the first segment only, was found in its values
-	// as the merge read them (index.TextRecovery), not read again after.
 	if got := s.stats.textValuesReread.Load(); got != 0 {
 		t.Fatalf("%d inputs' text values read again after the merge, want 0", got)
 	}
@@ -82,14 +93,12 @@ func TestCompactionMergesTokenIndexes(t *testing.T) {
 	if len(segsNow) != 1 {
 		t.Fatalf("%d segments after compaction, want 1", len(segsNow))
 	}
-	sg := segsNow[0]
-	got, err := sg.index()
+	got, err := segsNow[0].index()
 	if err != nil || got == nil {
 		t.Fatalf("merged index: %v", err)
 	}
-	want := referenceTokenIndex(t, sg, "event_message")
-	assertSameTokenIndex(t, got, want, "event_message")
-	checkClean(t, e)
+	assertSameTokenIndex(t, got, referenceTokenIndex(t, segsNow[0], "event_message"), "event_message")
+	return got
 }
 
 // TestCompactionRecoversTokensAsItMerges: a token frequent in one input
@@ -124,24 +133,7 @@ func TestCompactionRecoversTokensAsItMerges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := s.Compact(); err != nil || n != segs {
-		t.Fatalf("compacted %d segments (%v), want %d", n, err, segs)
-	}
-	if got := s.stats.textIndexMerges.Load(); got != 1 {
-		t.Fatalf("%d text fields merged from the inputs' indexes, want 1", got)
-	}
-	if got := s.stats.textValuesReread.Load(); got != 0 {
-		t.Fatalf("%d inputs' text values read again after the merge, want 0", got)
-	}
-	segsNow := s.snapshotSegs(t)
-	if len(segsNow) != 1 {
-		t.Fatalf("%d segments after compaction, want 1", len(segsNow))
-	}
-	got, err := segsNow[0].index()
-	if err != nil || got == nil {
-		t.Fatalf("merged index: %v", err)
-	}
-	assertSameTokenIndex(t, got, referenceTokenIndex(t, segsNow[0], "event_message"), "event_message")
+	got := compactMergingTokenIndexes(t, s, segs)
 	var rare uint64
 	if err := got.ForEachTerm("event_message", index.KindToken, func(term any, rows *roaring.Bitmap) error {
 		if term.(string) == "rare" && rows != nil {

@@ -176,26 +176,34 @@ func TestRestartCycleOverDifferentlyCutDataDir(t *testing.T) {
 	}
 }
 
+// overlappingSegments opens an engine (closed when the test ends) whose
+// shard holds segs segments of rows events each from appendOverlapping
+// (seeded with seed), and returns the shard and a snapshot of them.
+func overlappingSegments(t *testing.T, seed uint64, segs, rows int) (*Shard, *Snapshot) {
+	t.Helper()
+	fs := vfs.NewMemFS()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	opts := testOptions(fs)
+	opts.SegmentMaxRows = 4096
+	opts.CompactionMinInputs = 4
+	e := openTestEngine(t, fs, opts)
+	t.Cleanup(func() { e.Close() })
+	s, _ := e.Shard(shardID)
+	for k := 0; k < segs; k++ {
+		appendOverlapping(t, s, rng, 1_700_000_000_000_000, k*rows, rows)
+	}
+	sn := s.Snapshot()
+	t.Cleanup(sn.Release)
+	return s, sn
+}
+
 // TestMergeReadsOnlyTheRowsItUses checks that merging inputs whose blocks
 // overlap reads, for each output block and column, only the rows that go
 // into it: the memory of a merge is bounded by its block size, however
 // widely an input's rows for one output block are spread over the input.
 func TestMergeReadsOnlyTheRowsItUses(t *testing.T) {
-	fs := vfs.NewMemFS()
-	rng := rand.New(rand.NewPCG(11, 2))
-	opts := testOptions(fs)
-	opts.SegmentMaxRows = 4096
-	opts.CompactionMinInputs = 4
-	e := openTestEngine(t, fs, opts)
-	defer e.Close()
-	s, _ := e.Shard(shardID)
-	for k := 0; k < 8; k++ {
-		appendOverlapping(t, s, rng, 1_700_000_000_000_000, k*128, 128)
-	}
-	sn := s.Snapshot()
-	defer sn.Release()
-	group := sn.segs
-	ms, err := newMergeSource(group, noCutoff, "", s.opts.BlockRows)
+	s, sn := overlappingSegments(t, 11, 8, 128)
+	ms, err := newMergeSource(sn.segs, noCutoff, "", s.opts.BlockRows)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/segment"
 )
 
@@ -17,19 +15,7 @@ import (
 // it would show the values of a later read. The reference is the same
 // merge with each column's values copied as soon as it is filled.
 func TestMergeColumnsOutliveTheNextRead(t *testing.T) {
-	fs := vfs.NewMemFS()
-	rng := rand.New(rand.NewPCG(14, 3))
-	opts := testOptions(fs)
-	opts.SegmentMaxRows = 4096
-	opts.CompactionMinInputs = 4
-	e := openTestEngine(t, fs, opts)
-	defer e.Close()
-	s, _ := e.Shard(shardID)
-	for k := 0; k < 6; k++ {
-		appendOverlapping(t, s, rng, 1_700_000_000_000_000, k*300, 300)
-	}
-	sn := s.Snapshot()
-	defer sn.Release()
+	s, sn := overlappingSegments(t, 14, 6, 300)
 
 	const blockRows = 250
 	fillAll := func(copyEach bool) [][][]string {

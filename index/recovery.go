@@ -1,11 +1,9 @@
 package index
 
 import (
-	"encoding/binary"
 	"math"
 	"strings"
 
-	"github.com/sediment/sediment/internal/varint"
 )
 
 // A token an input of a merge kept no postings for (frequent there) but
@@ -158,19 +156,4 @@ func (tr *TextRecovery) covers(key string, ks []int) (*recoveredTerm, bool) {
 		}
 	}
 	return rt, true
-}
-
-// each calls fn with the rows of l in the order they were added.
-func (l *rowList) each(fn func(r uint32)) {
-	b := l.enc
-	row := int64(0)
-	for len(b) > 0 {
-		d, k := binary.Uvarint(b)
-		if k <= 0 {
-			return // add wrote every varint whole
-		}
-		b = b[k:]
-		row += varint.Unzigzag(d)
-		fn(uint32(row))
-	}
 }

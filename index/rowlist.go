@@ -30,6 +30,22 @@ func (l *rowList) add(r uint32) {
 	l.n++
 }
 
+// each calls fn with the rows of l in the order they were added
+// (appendSorted decodes them inline: it is on the flush's hot path).
+func (l *rowList) each(fn func(r uint32)) {
+	b := l.enc
+	row := int64(0)
+	for len(b) > 0 {
+		d, k := binary.Uvarint(b)
+		if k <= 0 {
+			return // add wrote every varint whole
+		}
+		b = b[k:]
+		row += varint.Unzigzag(d)
+		fn(uint32(row))
+	}
+}
+
 // appendSorted appends the rows to dst in ascending order.
 func (l *rowList) appendSorted(dst []uint32) []uint32 {
 	start := len(dst)

@@ -3,7 +3,6 @@ package index
 import (
 	"math"
 	"strings"
-
 )
 
 // A token an input of a merge kept no postings for (frequent there) but

@@ -78,8 +78,13 @@ func buildWith(t *testing.T, opts *BuilderOptions, fn func(b *Builder)) *Index {
 	t.Helper()
 	b := NewBuilder(opts)
 	fn(b)
-	dir, u := writeIndex(t, b)
-	ix, err := Open(dir, u)
+	return writeAndOpen(t, b)
+}
+
+// writeAndOpen writes b's index into memory and opens it.
+func writeAndOpen(t *testing.T, b *Builder) *Index {
+	t.Helper()
+	ix, err := Open(writeIndex(t, b))
 	if err != nil {
 		t.Fatal(err)
 	}

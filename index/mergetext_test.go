@@ -53,14 +53,7 @@ func mergeTextPerm(t *testing.T, msgs []string, parts int, perm []int, opts *Bui
 	if err := b.MergeText("event_message", inputs); err != nil {
 		t.Fatal(err)
 	}
-	u := &memUnits{}
-	dir, err := b.Write(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if merged, err = Open(dir, u); err != nil {
-		t.Fatal(err)
-	}
+	merged = writeAndOpen(t, b)
 	if !merged.Has("other", KindString) {
 		t.Fatal("the field built beside the merged one is missing")
 	}

@@ -43,14 +43,7 @@ func mergeTextRecovered(t *testing.T, msgs []string, parts int, perm []int, opts
 	if err := b.MergeTextRecovered("event_message", inputs, tr); err != nil {
 		t.Fatal(err)
 	}
-	u := &memUnits{}
-	dir, err := b.Write(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if merged, err = Open(dir, u); err != nil {
-		t.Fatal(err)
-	}
+	merged = writeAndOpen(t, b)
 	return merged, built, tr != nil
 }
 

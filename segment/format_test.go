@@ -274,6 +274,29 @@ func (c *countingFile) ReadAt(p []byte, off int64) (int, error) {
 	return c.File.ReadAt(p, off)
 }
 
+// writeCounted writes cols as a segment of blockRows-row blocks in memory
+// and opens it through a countingFile (closed when the test ends), which
+// counts the reads that follow.
+func writeCounted(t *testing.T, cols []testColumn, blockRows int, o *WriterOptions) (*Reader, *countingFile) {
+	t.Helper()
+	fs := vfs.NewMemFS()
+	if err := fs.MkdirAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	writeSegment(t, fs, "/d/s.seg", cols, blockRows, o)
+	f, err := fs.Open("/d/s.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf := &countingFile{File: f}
+	r, err := Open(cf, "s.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, cf
+}
+
 // TestSparseReadsStaySparse: reading a few rows of a block reads the pages
 // holding them (and the history they were compressed against) and, of a
 // big dictionary, the dictionary pages holding their entries, and nothing
@@ -290,19 +313,7 @@ func TestSparseReadsStaySparse(t *testing.T) {
 		path.vals = append(path.vals, fmt.Sprintf("/storage/v1/object/public/bucket-%d/photo-%05d.jpg", i%3, rng.IntN(600)))
 	}
 	cols := []testColumn{ts, msg, path}
-	fs := vfs.NewMemFS()
-	fs.MkdirAll("/d")
-	writeSegment(t, fs, "/d/s.seg", cols, n, &WriterOptions{PageBytes: 64 << 10, HistoryBytes: 32 << 10})
-	f, err := fs.Open("/d/s.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf := &countingFile{File: f}
-	r, err := Open(cf, "s.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, cf := writeCounted(t, cols, n, &WriterOptions{PageBytes: 64 << 10, HistoryBytes: 32 << 10})
 	pc := r.testChunk(0, 2)
 	if pc.enc != encDict || len(pc.dict) < 4 {
 		t.Fatalf("path column: encoding %d with %d dictionary pages, want a paged dictionary", pc.enc, len(pc.dict))

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/sediment/sediment/internal/vec"
-	"github.com/sediment/sediment/internal/vfs"
 )
 
 // memoSegment writes a segment of one block with a text column, a
@@ -32,21 +31,7 @@ func memoSegment(t *testing.T) (*Reader, *countingFile, int) {
 		{ColumnDesc{Path: "metadata.method", Type: TypeString}, status},
 		{ColumnDesc{Path: "metadata.url", Type: TypeString}, url},
 	}
-	fs := vfs.NewMemFS()
-	if err := fs.MkdirAll("/d"); err != nil {
-		t.Fatal(err)
-	}
-	writeSegment(t, fs, "/d/m.seg", cols, n, &WriterOptions{PageRows: 1024})
-	f, err := fs.Open("/d/m.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf := &countingFile{File: f}
-	r, err := Open(cf, "m.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
+	r, cf := writeCounted(t, cols, n, &WriterOptions{PageRows: 1024})
 	return r, cf, n
 }
 

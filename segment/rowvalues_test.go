@@ -20,19 +20,7 @@ func TestRowValuesKeptForSparseReads(t *testing.T) {
 	DropCaches()
 	defer DropCaches()
 	cols := makeEdgeColumns(3000, 5)
-	fs := vfs.NewMemFS()
-	fs.MkdirAll("/d")
-	writeSegment(t, fs, "/d/s.seg", cols, 1000, nil)
-	f, err := fs.Open("/d/s.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf := &countingFile{File: f}
-	r, err := Open(cf, "s.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, cf := writeCounted(t, cols, 1000, nil)
 	msg := r.Column("event_message", TypeString)
 	if derivedBlocks(r, msg) == 0 {
 		t.Fatal("no block derives the message")

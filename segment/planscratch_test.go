@@ -108,33 +108,14 @@ func TestStrRange(t *testing.T) {
 // when its values repeat there, and gets none again after; every value
 // reads back.
 func TestNearlyDistinctThenRepeats(t *testing.T) {
-	const blockRows = 3000
 	kinds := []string{"distinct", "repeats", "distinct", "repeats at the end"}
-	cols := []testColumn{{desc: ColumnDesc{Path: "timestamp", Type: TypeTimestamp}}, {desc: ColumnDesc{Path: "id", Type: TypeString}}}
-	for b, kind := range kinds {
-		for i := 0; i < blockRows; i++ {
-			id := fmt.Sprintf("req-%d-%06d", b, i)
-			switch {
-			case kind == "repeats", kind == "repeats at the end" && i >= 600:
-				id = fmt.Sprintf("route-%d", i%12)
-			}
-			cols[0].vals = append(cols[0].vals, int64(b*blockRows+i))
-			cols[1].vals = append(cols[1].vals, id)
+	checkIDEncodings(t, kinds, 3000, func(b, i int, kind string) string {
+		switch {
+		case kind == "repeats", kind == "repeats at the end" && i >= 600:
+			return fmt.Sprintf("route-%d", i%12)
 		}
-	}
-	fs := vfs.NewMemFS()
-	fs.MkdirAll("/d")
-	writeSegment(t, fs, "/d/s.seg", cols, blockRows, nil)
-	r := openSegment(t, fs, "/d/s.seg")
-	defer r.Close()
-	id := r.Column("id", TypeString)
-	for b, kind := range kinds {
-		got := r.testChunk(b, id).enc
-		if dict := kind != "distinct"; (got == encDict) != dict {
-			t.Errorf("block %d (%s): encoding %d", b, kind, got)
-		}
-	}
-	checkAllValues(t, r, cols)
+		return fmt.Sprintf("req-%d-%06d", b, i)
+	})
 }
 
 // TestProbeDistinct: after a block of distinct ids, a block whose ids
@@ -146,23 +127,36 @@ func TestProbeDistinct(t *testing.T) {
 	const blockRows = 700
 	rng := rand.New(rand.NewPCG(5, 6))
 	kinds := []string{"distinct", "distinct", "pairs in a row", "distinct", "pairs at random", "distinct", "distinct ends"}
+	var perm []int
+	checkIDEncodings(t, kinds, blockRows, func(b, i int, kind string) string {
+		if i == 0 {
+			perm = rng.Perm(blockRows)
+		}
+		switch kind {
+		case "pairs in a row":
+			return fmt.Sprintf("retry-%d-%06d", b, i/2)
+		case "pairs at random":
+			return fmt.Sprintf("pair-%d-%06d", b, perm[i]/2)
+		case "distinct ends":
+			if i >= 100 && i < blockRows-100 {
+				return fmt.Sprintf("route-%d", i%12)
+			}
+		}
+		return fmt.Sprintf("req-%d-%06d", b, i)
+	})
+}
+
+// checkIDEncodings writes one block of blockRows ids (idOf(block, row,
+// kind)) for each of kinds and checks that exactly the blocks of a kind
+// other than "distinct" are dictionary encoded, and that every value reads
+// back.
+func checkIDEncodings(t *testing.T, kinds []string, blockRows int, idOf func(b, i int, kind string) string) {
+	t.Helper()
 	cols := []testColumn{{desc: ColumnDesc{Path: "timestamp", Type: TypeTimestamp}}, {desc: ColumnDesc{Path: "id", Type: TypeString}}}
 	for b, kind := range kinds {
-		perm := rng.Perm(blockRows)
 		for i := 0; i < blockRows; i++ {
-			id := fmt.Sprintf("req-%d-%06d", b, i)
-			switch kind {
-			case "pairs in a row":
-				id = fmt.Sprintf("retry-%d-%06d", b, i/2)
-			case "pairs at random":
-				id = fmt.Sprintf("pair-%d-%06d", b, perm[i]/2)
-			case "distinct ends":
-				if i >= 100 && i < blockRows-100 {
-					id = fmt.Sprintf("route-%d", i%12)
-				}
-			}
 			cols[0].vals = append(cols[0].vals, int64(b*blockRows+i))
-			cols[1].vals = append(cols[1].vals, id)
+			cols[1].vals = append(cols[1].vals, idOf(b, i, kind))
 		}
 	}
 	fs := vfs.NewMemFS()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/segment"
+	"github.com/sediment/sediment/sql/scan"
 )
 
 // TestRecordsKeptPerPathAndForm: records of a segment read a second time
@@ -19,13 +20,7 @@ func TestRecordsKeptPerPathAndForm(t *testing.T) {
 		return obj(m("request", obj(m("method", str([]string{"GET", "POST"}[i%2])), m("path", str("/p"+string(rune('a'+i%26)))))),
 			m("response", obj(m("status", str([]string{"200", "404", "500"}[i%3])))))
 	})
-	if err := s.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	sn := s.Snapshot()
-	defer sn.Release()
-	sc, _, refs := scanRecordRefs(t, sn)
-	defer sc.Close()
+	sc, refs := flushedRecordRefs(t, s)
 	// A few records of each block, as a search for a rare word finds.
 	var some []int64
 	for k := 0; k < len(refs); k += 7 {
@@ -69,13 +64,7 @@ func TestLargeAnswerKeepsNoRecords(t *testing.T) {
 	s, _, _ := storeMetadataEvents(t, maxKeptRecords+200, func(i int) event.Value {
 		return obj(m("request", obj(m("path", str("/p"+string(rune('a'+i%26)))))))
 	})
-	if err := s.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	sn := s.Snapshot()
-	defer sn.Release()
-	sc, _, refs := scanRecordRefs(t, sn)
-	defer sc.Close()
+	sc, refs := flushedRecordRefs(t, s)
 	if len(refs) <= maxKeptRecords {
 		t.Fatalf("%d records, want more than %d", len(refs), maxKeptRecords)
 	}
@@ -94,4 +83,18 @@ func TestLargeAnswerKeepsNoRecords(t *testing.T) {
 	if segment.RowTextBytes() == 0 {
 		t.Fatal("an answer of 10 records kept nothing")
 	}
+}
+
+// flushedRecordRefs flushes s and returns a scan of its segment's
+// records (closed with its snapshot when the test ends) and their refs.
+func flushedRecordRefs(t *testing.T, s *Shard) (scan.Scan, []int64) {
+	t.Helper()
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	sn := s.Snapshot()
+	t.Cleanup(sn.Release)
+	sc, _, refs := scanRecordRefs(t, sn)
+	t.Cleanup(func() { sc.Close() })
+	return sc, refs
 }

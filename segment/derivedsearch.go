@@ -184,6 +184,17 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 	return found, true, nil
 }
 
+// DerivedRefs returns the columns the derived text of column col in block
+// b is built from (the columns a SearchDerived of it may read besides
+// col), or nil when the chunk is absent or not derived text.
+func (r *Reader) DerivedRefs(b, col int) ([]int, error) {
+	c, err := r.chunk(b, col)
+	if c == nil || err != nil || c.enc != encDerived || c.derived == nil {
+		return nil, err
+	}
+	return slices.Clone(c.derived.cols), nil
+}
+
 // searchVecPool holds the vectors SearchDerived reads columns into.
 var searchVecPool = sync.Pool{New: func() any { return new(vec.Vector) }}
 

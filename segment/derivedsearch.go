@@ -98,7 +98,7 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 		}
 		// A column none of whose values can hold a literal is not read:
 		// its rows' hits stay nil, as a number's.
-		if may, err := r.columnMayHold(b, t.cols[k], lits, mode); err != nil || !may {
+		if may, err := r.columnMayHold(b, t.cols[k], from, to, lits, mode); err != nil || !may {
 			if err != nil {
 				return nil, false, err
 			}
@@ -520,11 +520,13 @@ func decimalCouldHold(l string) bool {
 	return true
 }
 
-// columnMayHold reports whether a value of column col in block b may hold
-// one of lits, told by the chunk alone: an IP address column's text has
-// hex digits, dots and colons only (encIP keeps only values that read
-// back byte for byte), and a dictionary's entries are all its values.
-func (r *Reader) columnMayHold(b, col int, lits []string, mode cacheMode) (bool, error) {
+// columnMayHold reports whether a value of column col in block b (rows
+// [from, to)) may hold one of lits, told without decoding its values: an
+// IP address column's text has hex digits, dots and colons only (encIP
+// keeps only values that read back byte for byte), a dictionary's entries
+// are all its values, and a hex column's values are hex digits of one
+// case then a suffix (hexSuffixesMayHold).
+func (r *Reader) columnMayHold(b, col, from, to int, lits []string, mode cacheMode) (bool, error) {
 	c, err := r.chunk(b, col)
 	if err != nil {
 		return false, err
@@ -540,6 +542,12 @@ func (r *Reader) columnMayHold(b, col int, lits []string, mode cacheMode) (bool,
 			}
 		}
 		return false, nil
+	case encHex:
+		tails := hexTails(lits, c.width&hexUpper != 0)
+		if tails == nil {
+			return true, nil // a literal of hex digits alone: the digits may hold it
+		}
+		return r.hexSuffixesMayHold(b, col, c, from, to, tails, mode)
 	case encDict:
 		dict, err := r.dictMode(b, c, mode)
 		if err != nil {

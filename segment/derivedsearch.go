@@ -92,6 +92,8 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 		rv.Dict, rv.Strs, rv.Nulls = nil, nil, nil // pin nothing while pooled
 		searchVecPool.Put(rv)
 	}()
+	var searcher *predicate.Searcher // for referenced columns searched in place
+	var bsc *bytesScratch
 	for k, need := range needRef {
 		if !need {
 			continue
@@ -100,6 +102,18 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 		// its rows' hits stay nil, as a number's.
 		if may, err := r.columnMayHold(b, t.cols[k], from, to, lits, mode); err != nil || !may {
 			if err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		if rc, err := r.chunk(b, t.cols[k]); err != nil {
+			return nil, false, err
+		} else if rc != nil && rc.enc == encBytes {
+			// Searched where its values lie (a read would copy them all).
+			if searcher == nil {
+				searcher, bsc = predicate.NewSearcher(lits), new(bytesScratch)
+			}
+			if refHits[k], refNulls[k], err = r.bytesColumnHolding(b, t.cols[k], rc, from, to, searcher, lits, mode, bsc); err != nil {
 				return nil, false, err
 			}
 			continue

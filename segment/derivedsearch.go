@@ -567,8 +567,11 @@ func (r *Reader) columnMayHold(b, col, from, to int, lits []string, mode cacheMo
 		if err != nil {
 			return false, err
 		}
-		for _, s := range dict.strs {
-			if holdsAny(s, lits) {
+		// A large dictionary (a block's user agents) is swept where its
+		// entries lie, as valuesHolding sweeps one (dictHolding); a small
+		// one, or one it leaves undecided, an entry at a time.
+		for k, d := range dictHolding(&vec.Vector{Dict: dict.strs}, lits) {
+			if d == 2 || d == 0 && holdsAny(dict.strs[k], lits) {
 				return true, nil
 			}
 		}

@@ -81,21 +81,10 @@ func (r *Reader) bytesPageHolding(pm *pageMeta, lo, hi, base int, s *predicate.S
 	if pv.packed {
 		return errors.New("packed values in a page of encoding 5")
 	}
-	start, ok := varintsEnd(pv.vals, pv.present)
-	if !ok {
-		return errShort
-	}
-	lens, data := pv.vals[:start], pv.vals[start:]
-	sc.offs = append(sc.offs[:0], 0)
-	off := uint64(0)
-	for k := 0; k < pv.present; k++ {
-		l, m := binary.Uvarint(lens)
-		if m <= 0 || l > uint64(len(data))-off {
-			return errShort
-		}
-		lens = lens[m:]
-		off += l
-		sc.offs = append(sc.offs, uint32(off))
+	data, offs, err := splitBytesValues(pv.vals, pv.present, sc.offs)
+	sc.offs = offs
+	if err != nil {
+		return err
 	}
 	// The row of each value: itself when every row has one.
 	var rowOf []int32
@@ -112,12 +101,12 @@ func (r *Reader) bytesPageHolding(pm *pageMeta, lo, hi, base int, s *predicate.S
 	}
 	found, swept := sc.found[:0], false
 	if s != nil {
-		found, swept = s.AppendRows(found, data, sc.offs)
+		found, swept = s.AppendRows(found, data, offs)
 	}
 	if !swept {
 		found = found[:0]
 		for k := 0; k < pv.present; k++ {
-			if holdsAny(unsafeString(data[sc.offs[k]:sc.offs[k+1]]), lits) {
+			if holdsAny(unsafeString(data[offs[k]:offs[k+1]]), lits) {
 				found = append(found, int32(k))
 			}
 		}
@@ -134,4 +123,27 @@ func (r *Reader) bytesPageHolding(pm *pageMeta, lo, hi, base int, s *predicate.S
 		}
 	}
 	return nil
+}
+
+// splitBytesValues splits the value area of an encBytes page of present
+// values into their bytes and offsets (present+1, into data; offs is
+// reused), checking every length against the bytes there are.
+func splitBytesValues(vals []byte, present int, offs []uint32) (data []byte, _ []uint32, err error) {
+	start, ok := varintsEnd(vals, present)
+	if !ok {
+		return nil, offs, errShort
+	}
+	lens, data := vals[:start], vals[start:]
+	offs = append(offs[:0], 0)
+	off := uint64(0)
+	for k := 0; k < present; k++ {
+		l, m := binary.Uvarint(lens)
+		if m <= 0 || l > uint64(len(data))-off {
+			return nil, offs, errShort
+		}
+		lens = lens[m:]
+		off += l
+		offs = append(offs, uint32(off))
+	}
+	return data, offs, nil
 }

@@ -161,3 +161,41 @@ func TestHexColumnMayHold(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitBytesValues: the value area of an encBytes page splits back
+// into the values written, and any bytes as an area of any count give an
+// error or offsets within the bytes, never a panic.
+func FuzzSplitBytesValues(f *testing.F) {
+	f.Add("GET /auth/v1/token\nhttps://x.supabase.co/storage/v1/object/sign/documents/logo-24505.jpg\n\n-")
+	f.Add("\x80\x80\x80\x01")
+	f.Add("\x05ab")
+	f.Fuzz(func(t *testing.T, in string) {
+		vals := strings.Split(in, "\n")
+		d := &ColumnData{Strs: vals}
+		area := appendBytesValues(nil, d, 0, len(vals))
+		data, offs, err := splitBytesValues(area, len(vals), nil)
+		if err != nil {
+			t.Fatalf("values %q: %v", vals, err)
+		}
+		for k, s := range vals {
+			if got := string(data[offs[k]:offs[k+1]]); got != s {
+				t.Fatalf("value %d: %q, want %q", k, got, s)
+			}
+		}
+		raw := []byte(in)
+		for _, n := range []int{0, 1, 3, len(raw)} {
+			data, offs, err := splitBytesValues(raw, n, nil)
+			if err != nil {
+				continue
+			}
+			if len(offs) != n+1 {
+				t.Fatalf("%d values: %d offsets", n, len(offs))
+			}
+			for k := 0; k < n; k++ {
+				if offs[k] > offs[k+1] || int(offs[k+1]) > len(data) {
+					t.Fatalf("value %d: offsets %d..%d of %d bytes", k, offs[k], offs[k+1], len(data))
+				}
+			}
+		}
+	})
+}

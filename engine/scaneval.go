@@ -326,7 +326,7 @@ func searchDerived(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []
 	if ci, ok := br.r.Chunk(br.b, cols[0].idx); !ok || !ci.Derived {
 		return nil, false, nil
 	}
-	opts := segment.ReadOptions{Once: br.once}
+	opts := segment.ReadOptions{Once: br.once || searchPassDone(br, cols[0].idx, a, z)}
 	found, ok, err := br.r.SearchDerived(br.b, cols[0].idx, a, z, pr.search.Literals(), opts)
 	if err != nil || !ok {
 		return nil, false, err
@@ -353,6 +353,29 @@ func searchDerived(cr colReader, cols []colRef, pr *pred, a, z int, rows, sel []
 		}
 	}
 	return kept, true, nil
+}
+
+// searchPassDone counts a search of column col's derived text over rows
+// [a, z) of br's block with the scan's other reads (the column and those
+// it is built from, which the search reads whole) and reports whether the
+// scan has read so much that its reads keep no pages in the page cache
+// (see passReads): a search whose limit is never met (a rare needle)
+// reads every block once, and each page the cache took would be a fresh
+// buffer pushing out pages interactive queries read again, where a read
+// that keeps nothing decodes into a pooled one.
+func searchPassDone(br *blockReader, col, a, z int) bool {
+	if br.pass == nil {
+		return false
+	}
+	done := br.pass.add(br.r, br.b, col, a, z, nil)
+	refs, err := br.r.DerivedRefs(br.b, col)
+	if err != nil {
+		return done // the search reports the error
+	}
+	for _, ref := range refs {
+		done = br.pass.add(br.r, br.b, ref, a, z, nil) || done
+	}
+	return done
 }
 
 // searchSampleBytes is the least text of a head run that searchHead

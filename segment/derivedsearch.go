@@ -92,14 +92,28 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 		rv.Dict, rv.Strs, rv.Nulls = nil, nil, nil // pin nothing while pooled
 		searchVecPool.Put(rv)
 	}()
+	var searcher *predicate.Searcher // for referenced columns searched in place
+	var bsc *bytesScratch
 	for k, need := range needRef {
 		if !need {
 			continue
 		}
 		// A column none of whose values can hold a literal is not read:
 		// its rows' hits stay nil, as a number's.
-		if may, err := r.columnMayHold(b, t.cols[k], lits, mode); err != nil || !may {
+		if may, err := r.columnMayHold(b, t.cols[k], from, to, lits, mode); err != nil || !may {
 			if err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		if rc, err := r.chunk(b, t.cols[k]); err != nil {
+			return nil, false, err
+		} else if rc != nil && rc.enc == encBytes {
+			// Searched where its values lie (a read would copy them all).
+			if searcher == nil {
+				searcher, bsc = predicate.NewSearcher(lits), new(bytesScratch)
+			}
+			if refHits[k], refNulls[k], err = r.bytesColumnHolding(b, t.cols[k], rc, from, to, searcher, lits, mode, bsc); err != nil {
 				return nil, false, err
 			}
 			continue
@@ -182,6 +196,17 @@ func (r *Reader) SearchDerived(b, col, from, to int, lits []string, opts ReadOpt
 		found = []int32{} // not nil: nil would mean every row to a caller
 	}
 	return found, true, nil
+}
+
+// DerivedRefs returns the columns the derived text of column col in block
+// b is built from (the columns a SearchDerived of it may read besides
+// col), or nil when the chunk is absent or not derived text.
+func (r *Reader) DerivedRefs(b, col int) ([]int, error) {
+	c, err := r.chunk(b, col)
+	if c == nil || err != nil || c.enc != encDerived || c.derived == nil {
+		return nil, err
+	}
+	return slices.Clone(c.derived.cols), nil
 }
 
 // searchVecPool holds the vectors SearchDerived reads columns into.
@@ -509,11 +534,13 @@ func decimalCouldHold(l string) bool {
 	return true
 }
 
-// columnMayHold reports whether a value of column col in block b may hold
-// one of lits, told by the chunk alone: an IP address column's text has
-// hex digits, dots and colons only (encIP keeps only values that read
-// back byte for byte), and a dictionary's entries are all its values.
-func (r *Reader) columnMayHold(b, col int, lits []string, mode cacheMode) (bool, error) {
+// columnMayHold reports whether a value of column col in block b (rows
+// [from, to)) may hold one of lits, told without decoding its values: an
+// IP address column's text has hex digits, dots and colons only (encIP
+// keeps only values that read back byte for byte), a dictionary's entries
+// are all its values, and a hex column's values are hex digits of one
+// case then a suffix (hexSuffixesMayHold).
+func (r *Reader) columnMayHold(b, col, from, to int, lits []string, mode cacheMode) (bool, error) {
 	c, err := r.chunk(b, col)
 	if err != nil {
 		return false, err
@@ -529,13 +556,22 @@ func (r *Reader) columnMayHold(b, col int, lits []string, mode cacheMode) (bool,
 			}
 		}
 		return false, nil
+	case encHex:
+		tails := hexTails(lits, c.width&hexUpper != 0)
+		if tails == nil {
+			return true, nil // a literal of hex digits alone: the digits may hold it
+		}
+		return r.hexSuffixesMayHold(b, col, c, from, to, tails, mode)
 	case encDict:
 		dict, err := r.dictMode(b, c, mode)
 		if err != nil {
 			return false, err
 		}
-		for _, s := range dict.strs {
-			if holdsAny(s, lits) {
+		// A large dictionary (a block's user agents) is swept where its
+		// entries lie, as valuesHolding sweeps one (dictHolding); a small
+		// one, or one it leaves undecided, an entry at a time.
+		for k, d := range dictHolding(&vec.Vector{Dict: dict.strs}, lits) {
+			if d == 2 || d == 0 && holdsAny(dict.strs[k], lits) {
 				return true, nil
 			}
 		}

@@ -67,20 +67,11 @@ func (r *Reader) bytesColumnHolding(b, col int, c *chunkMeta, from, to int, s *p
 // (relative to the page; base turns them into rows of hits) whose value
 // holds a literal, and calls setNull for those without a value.
 func (r *Reader) bytesPageHolding(pm *pageMeta, lo, hi, base int, s *predicate.Searcher, lits []string, mode cacheMode, hist historyOf, sc *bytesScratch, hits []uint64, setNull func(int)) error {
-	body, pooled, err := r.page(pm.off, pm.len, "page", mode, hist)
+	pv, release, err := r.readValuesPage(pm, "encoding 5", mode, hist)
 	if err != nil {
 		return err
 	}
-	if pooled {
-		defer putBuf(body)
-	}
-	pv, err := parsePage(body, pm.rows, r.version)
-	if err != nil {
-		return err
-	}
-	if pv.packed {
-		return errors.New("packed values in a page of encoding 5")
-	}
+	defer release()
 	data, offs, err := splitBytesValues(pv.vals, pv.present, sc.offs)
 	sc.offs = offs
 	if err != nil {

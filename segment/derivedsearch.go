@@ -243,20 +243,11 @@ type pageSearch struct {
 // (relative to the page; found holds rows relative to from) that the plan
 // decides hold a literal, and to ps.assemble those it cannot decide.
 func (r *Reader) searchDerivedPage(c *chunkMeta, pm *pageMeta, lo, hi, from int, ps *pageSearch, mode cacheMode, hist historyOf) error {
-	body, pooled, err := r.page(pm.off, pm.len, "page", mode, hist)
+	pv, release, err := r.readValuesPage(pm, "derived text", mode, hist)
 	if err != nil {
 		return err
 	}
-	if pooled {
-		defer putBuf(body)
-	}
-	pv, err := parsePage(body, pm.rows, r.version)
-	if err != nil {
-		return err
-	}
-	if pv.packed {
-		return errors.New("packed values in a derived page")
-	}
+	defer release()
 	t := c.derived
 	pg, buf, err := parseDerivedPage(&pv, t, ps.offs, false)
 	ps.offs = buf

@@ -74,20 +74,11 @@ func (r *Reader) hexSuffixesMayHold(b, col int, c *chunkMeta, from, to int, tail
 // hexPageSuffixesHold reports whether the suffix bytes of encHex page pm
 // (width byte width) hold one of tails.
 func (r *Reader) hexPageSuffixesHold(pm *pageMeta, width uint8, tails []string, mode cacheMode, hist historyOf, scratch *[]uint32) (bool, error) {
-	body, pooled, err := r.page(pm.off, pm.len, "page", mode, hist)
+	pv, release, err := r.readValuesPage(pm, "encoding 8", mode, hist)
 	if err != nil {
 		return false, err
 	}
-	if pooled {
-		defer putBuf(body)
-	}
-	pv, err := parsePage(body, pm.rows, r.version)
-	if err != nil {
-		return false, err
-	}
-	if pv.packed {
-		return false, errors.New("packed values in a page of encoding 8")
-	}
+	defer release()
 	hv, err := parseHex(pv.vals, width, pv.present, *scratch)
 	if hv.ends != nil {
 		*scratch = hv.ends

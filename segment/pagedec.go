@@ -43,6 +43,29 @@ type pageView struct {
 	packed bool
 }
 
+// readValuesPage reads and splits data page pm of a chunk whose pages hold
+// values, not bit-packed codes (encoding names the chunk's encoding in the
+// error when one does). The caller calls release once done with the view
+// (it gives a pooled page buffer back).
+func (r *Reader) readValuesPage(pm *pageMeta, encoding string, mode cacheMode, hist historyOf) (pv pageView, release func(), err error) {
+	body, pooled, err := r.page(pm.off, pm.len, "page", mode, hist)
+	if err != nil {
+		return pv, nil, err
+	}
+	release = func() {}
+	if pooled {
+		release = func() { putBuf(body) }
+	}
+	if pv, err = parsePage(body, pm.rows, r.version); err == nil && pv.packed {
+		err = errors.New("packed values in a page of " + encoding)
+	}
+	if err != nil {
+		release()
+		return pv, nil, err
+	}
+	return pv, release, nil
+}
+
 // parsePage splits a data page of a file of the given format version.
 func parsePage(body []byte, rows int, version uint8) (pageView, error) {
 	pv := pageView{rows: rows, present: rows}

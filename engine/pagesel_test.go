@@ -130,6 +130,56 @@ func sizeBelow10(from, to int) int64 {
 
 // setCaches sets both segment caches' budgets to n bytes and returns a
 // function that restores them.
+// smallPageSnapshot stores evs in a shard of 1024-row blocks and 16 KiB
+// pages, flushes them, sets the page and dictionary caches to budget bytes
+// (empty) and returns a snapshot; all of it is undone when the test ends.
+func smallPageSnapshot(t *testing.T, evs []event.Event, budget int64) *Snapshot {
+	t.Helper()
+	fs := vfs.NewMemFS()
+	opts := testOptions(fs)
+	opts.BlockRows, opts.PageBytes = 1024, 16<<10
+	e := openTestEngine(t, fs, opts)
+	t.Cleanup(func() { e.Close() })
+	s, err := e.Shard("src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(setCaches(budget))
+	segment.DropCaches()
+	sn := s.Snapshot()
+	t.Cleanup(sn.Release)
+	return sn
+}
+
+// scanMessages returns the event_message of the rows of sn's source "src"
+// that pass filters, newest first, at most limit (the index not used).
+func scanMessages(t *testing.T, sn *Snapshot, filters []scan.Predicate, limit int) []string {
+	t.Helper()
+	req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Order: scan.Descending, Limit: limit, NoIndex: true,
+		Columns: []scan.Column{{Path: "event_message", Type: vec.String}}, Filters: filters}
+	sc, err := sn.Table("src").Open(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	var got []string
+	for _, u := range sc.Units() {
+		if err := u.Read(context.Background(), func(b *vec.Batch) error {
+			b.ForEach(func(i int) { got = append(got, b.Cols[0].StringAt(i)) })
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return got
+}
+
 func setCaches(n int64) func() {
 	pages, dicts := segment.SetPageCacheBytes(n), segment.SetDictCacheBytes(n)
 	return func() {
@@ -276,15 +326,6 @@ func TestLongTokensThroughTheEngine(t *testing.T) {
 // cache it keeps no more of its pages (they would push out what
 // interactive queries read again), and it still finds every match.
 func TestRareMatchScansLeaveThePageCache(t *testing.T) {
-	fs := vfs.NewMemFS()
-	opts := testOptions(fs)
-	opts.BlockRows, opts.PageBytes = 1024, 16<<10
-	e := openTestEngine(t, fs, opts)
-	defer e.Close()
-	s, err := e.Shard("src")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var evs []event.Event
 	for i := 0; i < 60000; i++ {
 		ev := testEvent(i, int64(1_700_000_000_000_000+i*1000))
@@ -295,34 +336,9 @@ func TestRareMatchScansLeaveThePageCache(t *testing.T) {
 		ev.Message, ev.HasMessage = msg, true
 		evs = append(evs, ev)
 	}
-	if err := s.Append(context.Background(), evs); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Flush(); err != nil {
-		t.Fatal(err)
-	}
 	const budget = 1 << 20
-	defer setCaches(budget)()
-	segment.DropCaches()
-	sn := s.Snapshot()
-	defer sn.Release()
-	req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Order: scan.Descending, Limit: 10, NoIndex: true,
-		Columns: []scan.Column{{Path: "event_message", Type: vec.String}},
-		Filters: []scan.Predicate{{Path: "event_message", Type: vec.String, Op: scan.Regex, Regex: regexp.MustCompile(`needle-4[0-9]`)}}}
-	sc, err := sn.Table("src").Open(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
-	var got []string
-	for _, u := range sc.Units() {
-		if err := u.Read(context.Background(), func(b *vec.Batch) error {
-			b.ForEach(func(i int) { got = append(got, b.Cols[0].StringAt(i)) })
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sn := smallPageSnapshot(t, evs, budget)
+	got := scanMessages(t, sn, []scan.Predicate{{Path: "event_message", Type: vec.String, Op: scan.Regex, Regex: regexp.MustCompile(`needle-4[0-9]`)}}, 10)
 	if want := (60000 + 7919 - 4) / 7919; len(got) != want {
 		t.Fatalf("found %d rows, want %d", len(got), want)
 	}

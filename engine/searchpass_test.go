@@ -1,14 +1,12 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/sediment/sediment/event"
 	"github.com/sediment/sediment/internal/vec"
-	"github.com/sediment/sediment/internal/vfs"
 	"github.com/sediment/sediment/segment"
 	"github.com/sediment/sediment/sql/scan"
 )
@@ -19,15 +17,6 @@ import (
 // the pass's limit; a newest-first search with a limit over every block
 // finds the rows a plain search of the messages finds.
 func TestDerivedSearchCountsItsReads(t *testing.T) {
-	fs := vfs.NewMemFS()
-	opts := testOptions(fs)
-	opts.BlockRows, opts.PageBytes = 1024, 16<<10
-	e := openTestEngine(t, fs, opts)
-	defer e.Close()
-	s, err := e.Shard("src")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 40000
 	evs := make([]event.Event, n)
 	for i := range evs {
@@ -37,17 +26,7 @@ func TestDerivedSearchCountsItsReads(t *testing.T) {
 			Message: fmt.Sprintf("GET | %d | https://x.supabase.co%s", status, path), HasMessage: true,
 			Fields: event.ObjectValue(event.Member("status", event.IntValue(status)), event.Member("path", event.StringValue(path)))}
 	}
-	if err := s.Append(context.Background(), evs); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	const budget = 1 << 20
-	defer setCaches(budget)()
-	segment.DropCaches()
-	sn := s.Snapshot()
-	defer sn.Release()
+	sn := smallPageSnapshot(t, evs, 1<<20)
 	derived := 0
 	for _, p := range sn.partList() {
 		if p.seg != nil {
@@ -63,28 +42,13 @@ func TestDerivedSearchCountsItsReads(t *testing.T) {
 		t.Fatalf("%d derived message chunks", derived)
 	}
 	search := func(needle string) int {
-		req := &scan.Request{TimeMin: scan.MinTime, TimeMax: scan.MaxTime, Order: scan.Descending, Limit: 1000, NoIndex: true,
-			Columns: []scan.Column{{Path: "event_message", Type: vec.String}},
-			Filters: []scan.Predicate{{Path: "event_message", Type: vec.String, Op: scan.Contains, Args: []scan.Const{{Type: vec.String, Str: needle}}}}}
-		sc, err := sn.Table("src").Open(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sc.Close()
-		got := 0
-		for _, u := range sc.Units() {
-			if err := u.Read(context.Background(), func(b *vec.Batch) error {
-				b.ForEach(func(i int) {
-					if !strings.Contains(b.Cols[0].StringAt(i), needle) {
-						t.Errorf("row %q does not match", b.Cols[0].StringAt(i))
-					}
-					got++
-				})
-				return nil
-			}); err != nil {
-				t.Fatal(err)
+		msgs := scanMessages(t, sn, []scan.Predicate{{Path: "event_message", Type: vec.String, Op: scan.Contains, Args: []scan.Const{{Type: vec.String, Str: needle}}}}, 1000)
+		for _, m := range msgs {
+			if !strings.Contains(m, needle) {
+				t.Errorf("row %q does not match", m)
 			}
 		}
+		got := len(msgs)
 		want := 0
 		for _, ev := range evs {
 			if strings.Contains(ev.Message, needle) {

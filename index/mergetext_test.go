@@ -19,6 +19,24 @@ func mergeTextCase(t *testing.T, msgs []string, parts int, seed uint64, opts *Bu
 	return mergeTextPerm(t, msgs, parts, rng.Perm(len(msgs)), opts, values)
 }
 
+// mappedTextInputs indexes msgs cut into parts, one index each, and
+// returns them as a merge's inputs: input row i of the whole goes to
+// output row perm[i].
+func mappedTextInputs(t *testing.T, msgs []string, parts int, perm []int, opts *BuilderOptions) []MappedInput {
+	t.Helper()
+	var inputs []MappedInput
+	for k := 0; k < parts; k++ {
+		from, to := k*len(msgs)/parts, (k+1)*len(msgs)/parts
+		ix := buildWith(t, opts, func(b *Builder) { b.AddText("event_message", 0, strVec(msgs[from:to], 0)) })
+		rowMap := make([]uint32, to-from)
+		for i := range rowMap {
+			rowMap[i] = uint32(perm[from+i])
+		}
+		inputs = append(inputs, MappedInput{Index: ix, RowMap: rowMap})
+	}
+	return inputs
+}
+
 // mergeTextPerm is mergeTextCase with the permutation given: input row i
 // goes to output row perm[i].
 func mergeTextPerm(t *testing.T, msgs []string, parts int, perm []int, opts *BuilderOptions, values bool) (merged, built *Index) {
@@ -30,25 +48,17 @@ func mergeTextPerm(t *testing.T, msgs []string, parts int, perm []int, opts *Bui
 	built = buildWith(t, opts, func(b *Builder) { b.AddText("event_message", 0, strVec(out, 0)) })
 	b := NewBuilder(opts)
 	b.AddStrings("other", 0, strVec(make([]string, len(msgs)), 0)) // a field built beside the merged one
-	var inputs []MappedInput
-	for k := 0; k < parts; k++ {
-		from, to := k*len(msgs)/parts, (k+1)*len(msgs)/parts
-		ix := buildWith(t, opts, func(b *Builder) { b.AddText("event_message", 0, strVec(msgs[from:to], 0)) })
-		rowMap := make([]uint32, to-from)
-		for i := range rowMap {
-			rowMap[i] = uint32(perm[from+i])
-		}
-		in := MappedInput{Index: ix, RowMap: rowMap}
-		if values {
-			part := msgs[from:to]
-			in.Values = func(fn func(row uint32, s string)) error {
+	inputs := mappedTextInputs(t, msgs, parts, perm, opts)
+	if values {
+		for k := range inputs {
+			part := msgs[k*len(msgs)/parts : (k+1)*len(msgs)/parts]
+			inputs[k].Values = func(fn func(row uint32, s string)) error {
 				for i, m := range part {
 					fn(uint32(i), m)
 				}
 				return nil
 			}
 		}
-		inputs = append(inputs, in)
 	}
 	if err := b.MergeText("event_message", inputs); err != nil {
 		t.Fatal(err)

@@ -19,16 +19,7 @@ func mergeTextRecovered(t *testing.T, msgs []string, parts int, perm []int, opts
 		}
 	}
 	built = buildWith(t, opts, func(b *Builder) { b.AddText("event_message", 0, strVec(out, 0)) })
-	var inputs []MappedInput
-	for k := 0; k < parts; k++ {
-		from, to := k*len(msgs)/parts, (k+1)*len(msgs)/parts
-		ix := buildWith(t, opts, func(b *Builder) { b.AddText("event_message", 0, strVec(msgs[from:to], 0)) })
-		rowMap := make([]uint32, to-from)
-		for i := range rowMap {
-			rowMap[i] = uint32(perm[from+i])
-		}
-		inputs = append(inputs, MappedInput{Index: ix, RowMap: rowMap})
-	}
+	inputs := mappedTextInputs(t, msgs, parts, perm, opts)
 	b := NewBuilder(opts)
 	tr, err := b.PlanTextRecovery("event_message", inputs, uint32(planRows))
 	if err != nil {
